@@ -1,0 +1,160 @@
+#pragma once
+
+// The messages and atoms of kport's actors. Include only from actor sources:
+// CAF headers are slow to compile.
+
+#include "actors/agent_driver.hpp"
+#include "config/port_spec.hpp"
+#include "gates/gate_context.hpp"
+#include "messages/job_state_generated.h"
+#include "messages/stage_outcome_generated.h"
+#include "messages/verdict_generated.h"
+#include "runtime/cancel_token.hpp"
+
+#include <caf/all.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kport::actors {
+
+/// A FlatBuffers table as an actor message: the bytes, typed by the table.
+/// Copy-on-write messages make passing it by value cheap.
+template <class Table>
+struct fb {
+  std::vector<char> bytes;
+
+  const Table* get() const {
+    return flatbuffers::GetRoot<Table>(bytes.data());
+  }
+};
+
+/// Packs an object-API value into its FlatBuffers message.
+template <class Table>
+fb<Table> pack(const typename Table::NativeTableType& obj) {
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(Table::Pack(fbb, &obj));
+  auto* p = reinterpret_cast<const char*>(fbb.GetBufferPointer());
+  return fb<Table>{std::vector<char>(p, p + fbb.GetSize())};
+}
+
+template <class Inspector, class Table>
+typename Inspector::result_type inspect(Inspector& f, fb<Table>& x) {
+  return f(caf::meta::type_name("fb"), x.bytes);
+}
+
+using stage_outcome_msg = fb<msg::StageOutcome>;
+using job_state_msg = fb<msg::JobState>;
+using final_verdict_msg = fb<msg::FinalVerdict>;
+
+/// A job to admit. The spec stays in this process: specs hold paths that
+/// mean nothing elsewhere, so this message is local only.
+struct job_request {
+  std::shared_ptr<const config::port_spec> spec;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_request& x) {
+  std::string op = x.spec ? x.spec->op : "";
+  return f(caf::meta::type_name("job_request"), op);
+}
+
+/// The supervisor's answer to a submit: a job id, or why not.
+struct submit_reply {
+  std::string job;
+  std::string error; ///< empty on success
+  bool busy = false;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, submit_reply& x) {
+  return f(caf::meta::type_name("submit_reply"), x.job, x.error, x.busy);
+}
+
+/// A measured run for a device; local only (it carries a cancel token).
+struct run_request {
+  std::shared_ptr<const gates::measured_run> run;
+  runtime::cancel_token_ptr cancel;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_request& x) {
+  std::string what = x.run ? x.run->what : "";
+  return f(caf::meta::type_name("run_request"), what);
+}
+
+/// A device's answer: the run's result, or why it could not run.
+struct run_reply {
+  std::shared_ptr<const gates::run_result> result;
+  std::string error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_reply& x) {
+  return f(caf::meta::type_name("run_reply"), x.error);
+}
+
+/// What a device reports about itself (`kport devices`, run summaries).
+struct device_status {
+  std::string name;
+  std::string backend;
+  int queued = 0;
+  int runs = 0;
+  std::int64_t busy_ns = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, device_status& x) {
+  return f(caf::meta::type_name("device_status"), x.name, x.backend, x.queued,
+           x.runs, x.busy_ns);
+}
+
+} // namespace kport::actors
+
+CAF_BEGIN_TYPE_ID_BLOCK(kport, caf::first_custom_type_id)
+
+CAF_ADD_TYPE_ID(kport, (kport::actors::stage_outcome_msg))
+CAF_ADD_TYPE_ID(kport, (kport::actors::job_state_msg))
+CAF_ADD_TYPE_ID(kport, (kport::actors::final_verdict_msg))
+CAF_ADD_TYPE_ID(kport, (kport::actors::job_request))
+CAF_ADD_TYPE_ID(kport, (kport::actors::submit_reply))
+CAF_ADD_TYPE_ID(kport, (kport::actors::run_request))
+CAF_ADD_TYPE_ID(kport, (kport::actors::run_reply))
+CAF_ADD_TYPE_ID(kport, (kport::actors::device_status))
+CAF_ADD_TYPE_ID(kport, (std::vector<kport::actors::device_status>))
+
+CAF_ADD_ATOM(kport, kport::actors, start_atom, "start")
+CAF_ADD_ATOM(kport, kport::actors, submit_atom, "submit")
+CAF_ADD_ATOM(kport, kport::actors, wait_atom, "wait")
+CAF_ADD_ATOM(kport, kport::actors, cancel_atom, "cancel")
+CAF_ADD_ATOM(kport, kport::actors, subscribe_atom, "subscribe")
+CAF_ADD_ATOM(kport, kport::actors, deadline_atom, "deadline")
+CAF_ADD_ATOM(kport, kport::actors, status_atom, "status")
+CAF_ADD_ATOM(kport, kport::actors, idle_atom, "idle")
+
+CAF_END_TYPE_ID_BLOCK(kport)
+
+namespace kport::actors {
+
+/// One device: runs one measured process at a time.
+using device_actor =
+  caf::typed_actor<caf::replies_to<run_request>::with<run_reply>,
+                   caf::replies_to<status_atom>::with<device_status>>;
+
+/// The device pool: places measured runs on devices.
+using pool_actor = caf::typed_actor<
+  caf::replies_to<run_request>::with<run_reply>,
+  caf::replies_to<status_atom>::with<std::vector<device_status>>>;
+
+/// What every port actor shares: settings, the pool, the builtin agents.
+struct job_environment {
+  std::shared_ptr<const config::kport_config> cfg;
+  pool_actor pool;
+  agent_registry_ptr agents;
+  std::string inject_path;
+  std::string runs_dir;
+};
+
+using job_environment_ptr = std::shared_ptr<const job_environment>;
+
+} // namespace kport::actors

@@ -1,0 +1,128 @@
+#include "actors/attempt.hpp"
+
+#include "actors/agent_driver.hpp"
+#include "actors/agent_result.hpp"
+#include "gates/correctness_gate.hpp"
+#include "gates/performance_gate.hpp"
+#include "gates/structure_gate.hpp"
+#include "runtime/atomic_file.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace kport::actors {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+void report(caf::blocking_actor* self, const caf::actor& port,
+            const attempt_plan& plan, std::string verdict,
+            std::string qualifier, std::string reason, std::string artifact) {
+  msg::StageOutcomeT out;
+  out.job = plan.job;
+  out.stage = plan.stage;
+  out.attempt = plan.attempt;
+  out.verdict = std::move(verdict);
+  out.qualifier = std::move(qualifier);
+  out.reason = std::move(reason);
+  out.artifact = std::move(artifact);
+  self->send(port, pack<msg::StageOutcome>(out));
+}
+
+} // namespace
+
+void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
+                   caf::actor port) {
+  auto dir = fs::path{plan.attempt_dir};
+  agent_invocation inv;
+  inv.job = plan.job;
+  inv.stage = plan.stage;
+  inv.attempt = plan.attempt;
+  inv.task_path = plan.task_path;
+  inv.result_path = (dir / "result.json").string();
+  inv.attempt_dir = plan.attempt_dir;
+  inv.workspace = plan.workspace;
+  inv.schema_path = (dir / "schema.fbs").string();
+  inv.log_path = (dir / "agent.log").string();
+  inv.log_limit = plan.env->cfg->runtime.agent_log_limit;
+  inv.agent = &plan.spec->agent_for(plan.stage);
+  auto limit = std::min(std::chrono::duration<double>(inv.agent->timeout_s),
+                        std::chrono::duration<double>(plan.def.deadline));
+  inv.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(limit);
+  inv.cancel = plan.cancel.get();
+  auto ran = run_agent(inv, *plan.env->agents);
+  if (!ran) {
+    report(self, port, plan, config::agent_error, "", ran.err().message, "");
+    return;
+  }
+  auto checked = check_agent_result(plan.attempt_dir, inv.result_path,
+                                    plan.def.schema);
+  if (!checked) {
+    report(self, port, plan, config::agent_error, "", checked.err().message,
+           "");
+    return;
+  }
+  // Keep the checked binary beside the agent's JSON: later stages and the
+  // evidence read what kport validated, not what the agent may rewrite.
+  auto base = (dir / "result").string();
+  if (auto w = runtime::write_file_atomic(base + ".bin", checked->binary); !w) {
+    report(self, port, plan, config::agent_error, "", w.err().message, "");
+    return;
+  }
+  report(self, port, plan, checked->verdict, checked->qualifier, "",
+         inv.result_path);
+}
+
+void gate_attempt(caf::blocking_actor* self, attempt_plan plan,
+                  caf::actor port) {
+  gates::gate_context ctx;
+  ctx.spec = plan.spec.get();
+  ctx.cfg = plan.env->cfg.get();
+  ctx.job = plan.job;
+  ctx.job_dir = plan.job_dir;
+  ctx.workspace = plan.workspace;
+  ctx.reference_out = plan.reference_out;
+  ctx.attempt_dir = plan.attempt_dir;
+  ctx.inject_path = plan.env->inject_path;
+  ctx.cancel = plan.cancel.get();
+  auto pool = plan.env->pool;
+  auto cancel = plan.cancel;
+  ctx.run_measured =
+    [self, pool, cancel](
+      const gates::measured_run& run) -> result<gates::run_result> {
+    result<gates::run_result> out = fail(error_code::internal, "no reply");
+    self
+      ->request(pool, caf::infinite,
+                run_request{std::make_shared<gates::measured_run>(run), cancel})
+      .receive(
+        [&](run_reply& reply) {
+          if (reply.result)
+            out = *reply.result;
+          else
+            out = fail(error_code::process, reply.error);
+        },
+        [&](caf::error& err) {
+          out = fail(error_code::internal,
+                     fmt::format("the device pool failed: {}",
+                                 self->system().render(err)));
+        });
+    return out;
+  };
+  gates::gate_outcome g;
+  switch (plan.def.gate) {
+    case config::gate_type::structure:
+      g = gates::run_structure_gate(ctx);
+      break;
+    case config::gate_type::correctness:
+      g = gates::run_correctness_gate(ctx);
+      break;
+    case config::gate_type::performance:
+      g = gates::run_performance_gate(ctx);
+      break;
+  }
+  report(self, port, plan, g.verdict, g.qualifier, g.reason, g.report + ".json");
+}
+
+} // namespace kport::actors

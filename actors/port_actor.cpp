@@ -1,0 +1,352 @@
+#include "actors/port_actor.hpp"
+
+#include "actors/attempt.hpp"
+#include "messages/diagnose_ir_generated.h"
+#include "messages/diagnose_perf_generated.h"
+#include "messages/gate_report_generated.h"
+#include "runtime/artifact_store.hpp"
+#include "runtime/atomic_file.hpp"
+#include "runtime/schema.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace kport::actors {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using self_ptr = caf::stateful_actor<port_state>*;
+
+std::string binary_of(const flatbuffers::FlatBufferBuilder& fbb) {
+  return {reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize()};
+}
+
+/// The diagnosis a diagnose stage wrote, to hand to the stage it sent the
+/// job back to.
+std::unique_ptr<msg::DiagnosisT> load_diagnosis(const std::string& bin_path,
+                                                const std::string& schema) {
+  auto bin = runtime::read_file(bin_path, 16u << 20);
+  if (!bin)
+    return nullptr;
+  const msg::Diagnosis* d = nullptr;
+  if (schema == "diagnose_ir")
+    d = msg::GetDiagnoseIrResult(bin->data())->diagnosis();
+  else if (schema == "diagnose_perf")
+    d = msg::GetDiagnosePerfResult(bin->data())->diagnosis();
+  return d ? std::unique_ptr<msg::DiagnosisT>(d->UnPack()) : nullptr;
+}
+
+/// The last report of a gate, read back for verdict.json.
+std::unique_ptr<msg::GateReportT> load_report(const std::string& json_path) {
+  if (json_path.empty())
+    return nullptr;
+  auto bin = runtime::read_file(
+    json_path.substr(0, json_path.size() - 5) + ".bin", 64u << 20);
+  if (!bin)
+    return nullptr;
+  return std::unique_ptr<msg::GateReportT>(
+    msg::GetGateReport(bin->data())->UnPack());
+}
+
+result<std::string> write_task(self_ptr self, const config::stage_def& def,
+                               const std::string& attempt_dir) {
+  auto& st = self->state;
+  msg::TaskT task;
+  task.job = st.job;
+  task.stage = st.stage;
+  task.attempt = st.attempt;
+  task.spec = std::make_unique<msg::SpecSummaryT>();
+  task.spec->operator_ = st.spec->op;
+  task.spec->spec_path = st.spec->path;
+  task.spec->reference_dir = st.spec->reference.dir;
+  task.spec->reference_kernels = st.spec->reference.kernels;
+  task.spec->candidate_kernels = st.spec->target.kernels;
+  task.spec->rtol = st.spec->rtol;
+  task.spec->atol = st.spec->atol;
+  task.spec->perf_floor = st.spec->perf_floor;
+  task.spec->perf_rounds = st.spec->perf_rounds;
+  task.workspace = st.workspace;
+  task.result_path = (fs::path{attempt_dir} / "result.json").string();
+  task.schema_path = (fs::path{attempt_dir} / "schema.fbs").string();
+  for (auto& [stage, path] : st.latest) {
+    auto ref = std::make_unique<msg::ArtifactRefT>();
+    ref->stage = stage;
+    ref->attempt = st.progress.attempts_of(stage);
+    ref->path = path;
+    task.artifacts.push_back(std::move(ref));
+  }
+  // The evidence that sent the job here: a diagnosis, or a failed gate.
+  auto* prev = st.spec ? self->state.env->cfg->pipeline.find(st.previous_stage)
+                       : nullptr;
+  if (prev && prev->kind == config::stage_kind::agent &&
+      !st.last_diagnosis.empty() && st.previous_stage != st.stage)
+    task.diagnosis = load_diagnosis(st.last_diagnosis, prev->schema);
+  if (prev && prev->kind == config::stage_kind::gate)
+    task.gate_report = st.last_gate_report;
+  flatbuffers::FlatBufferBuilder fbb;
+  msg::FinishTaskBuffer(fbb, msg::Task::Pack(fbb, &task));
+  auto base = (fs::path{attempt_dir} / "task").string();
+  if (auto r = runtime::store_artifact(base, "task", binary_of(fbb)); !r)
+    return std::move(r).err();
+  auto schema = runtime::schema_text(def.schema);
+  if (schema)
+    if (auto r = runtime::write_file_atomic(task.schema_path, *schema); !r)
+      return std::move(r).err();
+  return base + ".json";
+}
+
+void finish(self_ptr self, const std::string& state, std::string reason);
+
+/// Starts the next attempt of `stage` in its own thread.
+void launch(self_ptr self, const std::string& stage) {
+  auto& st = self->state;
+  auto* def = st.env->cfg->pipeline.find(stage);
+  st.progress.start(stage);
+  st.stage = stage;
+  st.attempt = st.progress.attempts_of(stage);
+  ++st.seq;
+  auto dir = fs::path{st.job_dir} /
+             fmt::format("{:02}-{}-{}", st.seq, stage, st.attempt);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  attempt_plan plan;
+  plan.job = st.job;
+  plan.job_dir = st.job_dir;
+  plan.workspace = st.workspace;
+  plan.reference_out = st.reference_out;
+  plan.attempt_dir = dir.string();
+  plan.stage = stage;
+  plan.attempt = st.attempt;
+  plan.def = *def;
+  plan.spec = st.spec;
+  plan.env = st.env;
+  st.cancel = runtime::make_cancel_token();
+  plan.cancel = st.cancel;
+  if (ec) {
+    finish(self, "BLOCKED",
+           fmt::format("cannot create `{}`: {}", dir.string(), ec.message()));
+    return;
+  }
+  if (def->kind == config::stage_kind::agent) {
+    auto task = write_task(self, *def, plan.attempt_dir);
+    if (!task) {
+      finish(self, "BLOCKED", fmt::format("cannot write the task: {}",
+                                          task.err().message));
+      return;
+    }
+    plan.task_path = *task;
+    st.running = self->spawn<caf::monitored>(agent_attempt, std::move(plan),
+                                             caf::actor{self});
+  } else {
+    st.running = self->spawn<caf::monitored>(gate_attempt, std::move(plan),
+                                             caf::actor{self});
+  }
+  // An agent's own timeout is the stage deadline (its driver kills it and the
+  // attempt ends AGENT_ERROR, within the cap); this is the backstop for a
+  // driver that does not return. Gates have no other stage-level limit.
+  auto limit = def->kind == config::stage_kind::agent
+                 ? def->deadline + std::chrono::seconds{10}
+                 : def->deadline;
+  self->delayed_send(self, limit, deadline_atom_v, st.seq);
+}
+
+void publish_state(self_ptr self) {
+  auto& st = self->state;
+  msg::JobStateT js;
+  js.job = st.job;
+  js.operator_ = st.spec->op;
+  js.stage = st.stage;
+  js.attempt = st.attempt;
+  for (auto& [stage, n] : st.progress.attempts) {
+    auto a = std::make_unique<msg::StageAttemptsT>();
+    a->stage = stage;
+    a->attempts = n;
+    js.attempts.push_back(std::move(a));
+  }
+  js.repair_cycles = st.progress.repair_cycles;
+  if (!st.history.empty())
+    js.last = std::make_unique<msg::TransitionT>(*st.history.back());
+  self->send(st.supervisor, pack<msg::JobState>(js));
+}
+
+void finish(self_ptr self, const std::string& state, std::string reason) {
+  auto& st = self->state;
+  if (st.done)
+    return;
+  st.done = true;
+  if (st.cancel)
+    st.cancel->cancel();
+  msg::FinalVerdictT v;
+  v.job = st.job;
+  v.operator_ = st.spec->op;
+  v.state = state == "ACCEPTED"  ? msg::FinalState::ACCEPTED
+            : state == "BLOCKED" ? msg::FinalState::BLOCKED
+            : state == "CANCELLED" ? msg::FinalState::CANCELLED
+                                   : msg::FinalState::REJECTED;
+  v.reason = std::move(reason);
+  for (auto& [stage, n] : st.progress.attempts) {
+    auto a = std::make_unique<msg::StageAttemptsT>();
+    a->stage = stage;
+    a->attempts = n;
+    v.attempts.push_back(std::move(a));
+  }
+  v.repair_cycles = st.progress.repair_cycles;
+  for (auto& t : st.history)
+    v.history.push_back(std::make_unique<msg::TransitionT>(*t));
+  auto find_gate = [&](config::gate_type g) -> std::string {
+    for (auto& def : st.env->cfg->pipeline.stages)
+      if (def.kind == config::stage_kind::gate && def.gate == g)
+        if (auto i = st.latest.find(def.name); i != st.latest.end())
+          return i->second;
+    return {};
+  };
+  if (auto r = load_report(find_gate(config::gate_type::correctness)))
+    v.tests = std::move(r->tests);
+  if (auto r = load_report(find_gate(config::gate_type::performance)))
+    v.perf = std::move(r->perf);
+  v.proof = std::make_unique<msg::ProofT>();
+  v.evidence = st.job_dir;
+  v.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                           st.started)
+               .count();
+  flatbuffers::FlatBufferBuilder fbb;
+  msg::FinishFinalVerdictBuffer(fbb, msg::FinalVerdict::Pack(fbb, &v));
+  auto bin = binary_of(fbb);
+  if (auto r = runtime::store_artifact(
+        (fs::path{st.job_dir} / "verdict").string(), "verdict", bin);
+      !r)
+    v.reason += fmt::format(" (verdict.json could not be written: {})",
+                            r.err().message);
+  self->send(st.supervisor,
+             final_verdict_msg{std::vector<char>(bin.begin(), bin.end())});
+  self->quit();
+}
+
+void on_outcome(self_ptr self, const msg::StageOutcome& out) {
+  auto& st = self->state;
+  if (st.done || out.stage()->str() != st.stage || out.attempt() != st.attempt)
+    return; // a late outcome of an attempt already given up
+  st.running = caf::actor{};
+  config::stage_outcome o;
+  o.stage = out.stage()->str();
+  o.attempt = out.attempt();
+  o.verdict = out.verdict()->str();
+  o.qualifier = out.qualifier() ? out.qualifier()->str() : "";
+  o.reason = out.reason() ? out.reason()->str() : "";
+  auto artifact = out.artifact() ? out.artifact()->str() : "";
+  auto* def = st.env->cfg->pipeline.find(o.stage);
+  if (!artifact.empty()) {
+    st.latest[o.stage] = artifact;
+    if (def->kind == config::stage_kind::gate)
+      st.last_gate_report = artifact;
+    else if (def->schema.rfind("diagnose", 0) == 0)
+      st.last_diagnosis =
+        artifact.substr(0, artifact.size() - 5) + ".bin"; // result.bin
+  }
+  auto r = config::next_stage(st.env->cfg->pipeline, o, st.progress);
+  if (r.repair_cycle)
+    ++st.progress.repair_cycles;
+  auto t = std::make_unique<msg::TransitionT>();
+  t->seq = st.seq;
+  t->stage = o.stage;
+  t->attempt = o.attempt;
+  t->verdict = o.verdict;
+  t->qualifier = o.qualifier;
+  t->next = r.next;
+  t->reason = o.reason.empty() ? r.reason : o.reason;
+  st.history.push_back(std::move(t));
+  st.previous_stage = o.stage;
+  publish_state(self);
+  if (r.final())
+    finish(self, r.next, r.reason);
+  else
+    launch(self, r.next);
+}
+
+} // namespace
+
+caf::behavior port_actor(caf::stateful_actor<port_state>* self,
+                         std::string job,
+                         std::shared_ptr<const config::port_spec> spec,
+                         job_environment_ptr env, caf::actor supervisor,
+                         std::shared_ptr<job_resume> resume) {
+  auto& st = self->state;
+  st.job = std::move(job);
+  st.spec = std::move(spec);
+  st.env = std::move(env);
+  st.supervisor = std::move(supervisor);
+  st.job_dir = (fs::path{st.env->runs_dir} / st.job).string();
+  st.workspace = st.spec->workspace.empty()
+                   ? (fs::path{st.job_dir} / "workspace").string()
+                   : st.spec->workspace;
+  st.reference_out = (fs::path{st.job_dir} / "reference-build").string();
+  st.started = std::chrono::steady_clock::now();
+  if (resume) {
+    st.progress = resume->progress;
+    st.history = std::move(resume->history);
+    st.seq = static_cast<int>(st.history.size());
+  }
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (st.done || dm.source != st.running)
+      return;
+    // The attempt died before it reported: count it as an agent error.
+    msg::StageOutcomeT out;
+    out.job = st.job;
+    out.stage = st.stage;
+    out.attempt = st.attempt;
+    out.verdict = config::agent_error;
+    out.reason = fmt::format("internal: the {} attempt stopped without an "
+                             "outcome: {}",
+                             st.stage, self->system().render(dm.reason));
+    auto m = pack<msg::StageOutcome>(out);
+    on_outcome(self, *m.get());
+  });
+  return {
+    [=](start_atom) {
+      auto& st = self->state;
+      std::error_code ec;
+      fs::create_directories(st.workspace, ec);
+      if (ec) {
+        finish(self, "BLOCKED", fmt::format("cannot create the workspace `{}`: "
+                                            "{}",
+                                            st.workspace, ec.message()));
+        return;
+      }
+      if (!st.spec->path.empty())
+        fs::copy_file(st.spec->path, fs::path{st.job_dir} / "spec.toml",
+                      fs::copy_options::overwrite_existing, ec);
+      self->delayed_send(self, st.env->cfg->pipeline.job_deadline,
+                         deadline_atom_v, 0);
+      launch(self, resume ? resume->next : st.env->cfg->pipeline.first);
+    },
+    [=](const stage_outcome_msg& m) { on_outcome(self, *m.get()); },
+    [=](deadline_atom, int seq) {
+      auto& st = self->state;
+      if (st.done)
+        return;
+      if (seq == 0) {
+        finish(self, "REJECTED",
+               fmt::format("deadline: the job ran past its deadline of {} s "
+                           "(in {} attempt {})",
+                           st.env->cfg->pipeline.job_deadline.count(),
+                           st.stage, st.attempt));
+      } else if (seq == st.seq && st.running) {
+        auto* def = st.env->cfg->pipeline.find(st.stage);
+        finish(self, "REJECTED",
+               fmt::format("deadline: stage {} attempt {} ran past its "
+                           "deadline of {} s",
+                           st.stage, st.attempt, def->deadline.count()));
+      }
+    },
+    [=](cancel_atom) {
+      finish(self, "CANCELLED",
+             fmt::format("cancelled during {} attempt {}", self->state.stage,
+                         self->state.attempt));
+    },
+  };
+}
+
+} // namespace kport::actors

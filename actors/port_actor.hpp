@@ -1,0 +1,55 @@
+#pragma once
+
+#include "actors/actor_messages.hpp"
+#include "config/routing.hpp"
+#include "messages/task_generated.h"
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+namespace kport::actors {
+
+/// Where a job resumes after its port actor was restarted.
+struct job_resume {
+  config::job_progress progress;
+  std::vector<std::unique_ptr<msg::TransitionT>> history;
+  std::string next;
+};
+
+/// One job's state: what it has used, where its evidence goes, what runs.
+struct port_state {
+  std::string job;
+  std::shared_ptr<const config::port_spec> spec;
+  job_environment_ptr env;
+  caf::actor supervisor;
+  std::string job_dir;
+  std::string workspace;
+  std::string reference_out;
+  config::job_progress progress;
+  std::vector<std::unique_ptr<msg::TransitionT>> history;
+  std::map<std::string, std::string> latest; ///< stage -> artifact path
+  std::string last_diagnosis;  ///< result.bin of the diagnosis that routed
+  std::string last_gate_report; ///< report.json of the gate that failed
+  std::string previous_stage;
+  // The attempt in flight.
+  std::string stage;
+  int attempt = 0;
+  int seq = 0;
+  runtime::cancel_token_ptr cancel;
+  caf::actor running;
+  bool done = false;
+  std::chrono::steady_clock::time_point started;
+  static inline const char* name = "port_actor";
+};
+
+/// One job's state machine: runs stages one at a time, routes every
+/// outcome through the pipeline table, ends in exactly one final state
+/// with verdict.json in the evidence bundle.
+caf::behavior port_actor(caf::stateful_actor<port_state>* self,
+                         std::string job,
+                         std::shared_ptr<const config::port_spec> spec,
+                         job_environment_ptr env, caf::actor supervisor,
+                         std::shared_ptr<job_resume> resume);
+
+} // namespace kport::actors

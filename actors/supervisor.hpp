@@ -1,0 +1,53 @@
+#pragma once
+
+#include "actors/actor_messages.hpp"
+#include "actors/port_actor.hpp"
+#include "runtime/journal.hpp"
+
+#include <deque>
+#include <map>
+#include <optional>
+
+namespace kport::actors {
+
+/// The supervisor: admits jobs, answers waits and cancels, feeds the
+/// journal and subscribers.
+using supervisor_actor = caf::typed_actor<
+  caf::replies_to<submit_atom, job_request>::with<submit_reply>,
+  caf::replies_to<wait_atom, std::string>::with<final_verdict_msg>,
+  caf::replies_to<cancel_atom, std::string>::with<bool>,
+  caf::reacts_to<subscribe_atom, caf::actor>,
+  caf::reacts_to<job_state_msg>, caf::reacts_to<final_verdict_msg>>;
+
+/// One job as the supervisor tracks it.
+struct job_entry {
+  std::shared_ptr<const config::port_spec> spec;
+  caf::actor port;
+  std::optional<final_verdict_msg> final;
+  std::vector<caf::typed_response_promise<final_verdict_msg>> waiters;
+  std::vector<std::unique_ptr<msg::TransitionT>> history;
+  config::job_progress progress;
+  std::string next; ///< where the job goes after its last transition
+  int restarts = 0;
+};
+
+/// The supervisor's state: jobs, the admission queue, the journal.
+struct supervisor_state {
+  job_environment_ptr env;
+  std::map<std::string, job_entry> jobs;
+  std::deque<std::string> queue;
+  int running = 0;
+  int next_id = 1;
+  std::shared_ptr<runtime::journal> journal; ///< null when disabled
+  std::vector<caf::actor> subscribers;
+  static inline const char* name = "supervisor";
+};
+
+/// Port actors restarted after a crash, at most, per job.
+inline constexpr int max_restarts = 2;
+
+supervisor_actor::behavior_type
+supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
+           job_environment_ptr env, std::shared_ptr<runtime::journal> journal);
+
+} // namespace kport::actors

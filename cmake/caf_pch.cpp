@@ -1,0 +1,1 @@
+// Anchor of the CAF precompiled header that every actor source reuses.

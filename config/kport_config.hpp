@@ -1,0 +1,75 @@
+#pragma once
+
+#include "config/pipeline_table.hpp"
+#include "runtime/error.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace kport::config {
+
+/// [runtime]: the actor system and the evidence bundles.
+struct runtime_settings {
+  std::string runs_dir = "runs";
+  int max_jobs = 16;
+  int queue_limit = 1024;
+  int threads = 0;
+  std::string log_level = "info";
+  std::size_t agent_log_limit = 16u << 20;
+  bool journal = true;
+};
+
+/// [devices]: where measured runs go.
+struct device_settings {
+  std::string backend = "host";
+  int host_slots = 1;
+};
+
+/// [gates]: limits of the processes gates run.
+struct gate_settings {
+  std::chrono::seconds test_timeout{600};
+  std::chrono::seconds bench_timeout{600};
+  std::chrono::seconds build_timeout{900};
+  std::chrono::seconds ir_timeout{300};
+  std::size_t process_log_limit = 16u << 20;
+};
+
+/// [perf]: defaults of the performance gate.
+struct perf_settings {
+  double floor = 0.95;
+  int rounds = 4;
+  double min_time_ns = 1000;
+};
+
+/// [agents]: defaults of every agent stage.
+struct agent_defaults {
+  std::string driver = "replay";
+  double timeout_s = 1800;
+};
+
+/// kport's whole configuration: the embedded defaults with user files merged.
+struct kport_config {
+  runtime_settings runtime;
+  device_settings devices;
+  gate_settings gates;
+  perf_settings perf;
+  agent_defaults agents;
+  pipeline_table pipeline;
+  /// The merged TOML, as `kport config` prints it.
+  std::string merged_toml;
+};
+
+/// The embedded config/kport.default.toml.
+const char* default_config_text() noexcept;
+
+/// Loads the defaults and merges each user file over them, in order.
+/// A user `[pipeline]` with `replace = true` replaces the default table.
+result<kport_config> load_config(const std::vector<std::string>& user_files);
+
+/// As load_config, from text (embedding programs and tests).
+result<kport_config> load_config_text(std::string_view user_text,
+                                      const std::string& name);
+
+} // namespace kport::config

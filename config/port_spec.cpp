@@ -1,0 +1,197 @@
+#include "config/port_spec.hpp"
+
+#include "config/toml_reader.hpp"
+#include "runtime/atomic_file.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace kport::config {
+
+namespace fs = std::filesystem;
+
+const agent_config& port_spec::agent_for(std::string_view stage) const {
+  auto i = agents.find(stage);
+  return i == agents.end() ? default_agent : i->second;
+}
+
+namespace {
+
+std::string absolute(const std::string& dir, const std::string& p) {
+  if (p.empty())
+    return p;
+  return fs::weakly_canonical(fs::path{dir} / p).string();
+}
+
+std::vector<std::string> argv(toml_reader& r, std::string_view key) {
+  auto v = r.strings(key);
+  if (r.has(key) && v.empty())
+    r.fail_at(key, "must not be an empty list (leave the key out instead)");
+  return v;
+}
+
+port_side read_side(toml_reader& r, const std::string& base, bool reference) {
+  port_side s;
+  if (reference) {
+    s.dir = absolute(base, r.required_string("dir"));
+    if (!fs::is_directory(s.dir))
+      r.fail_at("dir", fmt::format("names `{}`, which is not a folder", s.dir));
+  }
+  s.build = argv(r, "build");
+  s.test = argv(r, "test");
+  s.bench = argv(r, "bench");
+  s.ir = argv(r, "ir");
+  s.kernels = r.strings("kernels");
+  s.product = r.string("product", "");
+  return s;
+}
+
+agent_config read_agent(toml_reader& r, const agent_config& defaults,
+                        const std::string& base) {
+  agent_config a = defaults;
+  a.driver = r.string("driver", a.driver);
+  if (a.driver != "exec" && a.driver != "builtin" && a.driver != "replay")
+    r.fail_at("driver", fmt::format("is `{}`: use exec, builtin or replay",
+                                    a.driver));
+  if (r.has("command"))
+    a.command = argv(r, "command");
+  if (r.has("name"))
+    a.name = r.string("name", "");
+  if (r.has("recording"))
+    a.recording = absolute(base, r.string("recording", ""));
+  a.timeout_s = r.number("timeout_s", a.timeout_s);
+  if (a.timeout_s <= 0)
+    r.fail_at("timeout_s", "must be positive (seconds)");
+  if (auto* env = r.table("env")) {
+    auto er = r.sub("env", *env);
+    for (auto& k : er.keys())
+      a.env.emplace_back(k, er.string(k, ""));
+  }
+  r.finish();
+  return a;
+}
+
+void check_agent(toml_reader& r, std::string_view key, const agent_config& a) {
+  if (a.driver == "exec" && a.command.empty())
+    r.fail_at(key, "uses driver \"exec\" but has no `command` (an argv list)");
+  if (a.driver == "builtin" && a.name.empty())
+    r.fail_at(key, "uses driver \"builtin\" but has no `name`");
+  if (a.driver == "replay" && a.recording.empty())
+    r.fail_at(key, "uses driver \"replay\" but has no `recording` folder");
+  if (a.driver == "replay" && !fs::is_directory(a.recording))
+    r.fail_at(key, fmt::format("names recording `{}`, which is not a folder",
+                               a.recording));
+}
+
+port_spec decode(const toml::table& t, const std::string& name,
+                 const std::string& dir, const kport_config& cfg) {
+  port_spec s;
+  s.dir = dir;
+  toml_reader r{t, name, ""};
+  s.op = r.required_string("operator");
+  s.description = r.string("description", "");
+  auto* ref = r.table("reference");
+  if (!ref)
+    r.fail_at("reference", "is required: a table with at least `dir`");
+  auto rr = r.sub("reference", *ref);
+  s.reference = read_side(rr, dir, true);
+  rr.finish();
+  auto* tgt = r.table("target");
+  if (!tgt)
+    r.fail_at("target", "is required: a table with `test` and `bench`");
+  auto tr = r.sub("target", *tgt);
+  s.workspace = absolute(dir, tr.string("workspace", ""));
+  s.target = read_side(tr, dir, false);
+  if (s.target.test.empty())
+    tr.fail_at("test", "is required: the real test suite, an argv list");
+  tr.finish();
+  s.perf_floor = cfg.perf.floor;
+  s.perf_rounds = cfg.perf.rounds;
+  if (auto* tol = r.table("tolerance")) {
+    auto tl = r.sub("tolerance", *tol);
+    s.rtol = tl.number("rtol", s.rtol);
+    s.atol = tl.number("atol", s.atol);
+    if (s.rtol < 0 || s.atol < 0)
+      tl.fail_at(s.rtol < 0 ? "rtol" : "atol", "must be 0 or more");
+    tl.finish();
+  }
+  if (auto* perf = r.table("perf")) {
+    auto pr = r.sub("perf", *perf);
+    s.perf_floor = pr.number("floor", s.perf_floor);
+    if (s.perf_floor <= 0)
+      pr.fail_at("floor", "must be positive (a ratio, e.g. 0.95)");
+    auto rounds = pr.integer("rounds", s.perf_rounds);
+    if (rounds < 1 || rounds > 100)
+      pr.fail_at("rounds", "must be between 1 and 100");
+    s.perf_rounds = static_cast<int>(rounds);
+    pr.finish();
+  }
+  if (auto* ir = r.table("structure")) {
+    auto ir_r = r.sub("structure", *ir);
+    s.ir_policy = ir_r.string("policy", "");
+    ir_r.finish();
+  }
+  agent_config defaults;
+  defaults.driver = cfg.agents.driver;
+  defaults.timeout_s = cfg.agents.timeout_s;
+  if (auto* agents = r.table("agents")) {
+    auto ar = r.sub("agents", *agents);
+    // Stage tables first, so the defaults reader below sees them as known.
+    std::vector<std::pair<std::string, const toml::table*>> stages;
+    for (auto& [k, v] : *agents)
+      if (v.is_table())
+        stages.emplace_back(k.str(), v.as_table());
+    toml::table plain;
+    for (auto& [k, v] : *agents)
+      if (!v.is_table() || k.str() == "env")
+        plain.insert(k, v);
+    toml_reader dr{plain, name, "agents"};
+    s.default_agent = read_agent(dr, defaults, dir);
+    for (auto& [stage, body] : stages) {
+      if (stage == "env")
+        continue;
+      auto* def = cfg.pipeline.find(stage);
+      if (!def || def->kind != stage_kind::agent)
+        ar.fail_at(stage, "is not an agent stage of the pipeline table");
+      auto sr = ar.sub(stage, *body);
+      s.agents[stage] = read_agent(sr, s.default_agent, dir);
+    }
+  } else {
+    s.default_agent = defaults;
+  }
+  for (auto& st : cfg.pipeline.stages)
+    if (st.kind == stage_kind::agent)
+      check_agent(r, fmt::format("agents.{}", st.name), s.agent_for(st.name));
+  r.finish();
+  return s;
+}
+
+} // namespace
+
+result<port_spec> parse_port_spec(std::string_view text,
+                                  const std::string& name,
+                                  const std::string& dir,
+                                  const kport_config& cfg) {
+  try {
+    auto t = parse_toml(text, name);
+    return decode(t, name, dir, cfg);
+  } catch (config_exception& e) {
+    return std::move(e.err);
+  }
+}
+
+result<port_spec> load_port_spec(const std::string& path,
+                                 const kport_config& cfg) {
+  std::error_code ec;
+  auto abs = fs::absolute(path, ec);
+  auto text = runtime::read_file(abs.string(), 1u << 20);
+  if (!text)
+    return fail(error_code::config,
+                fmt::format("cannot read port spec: {}", text.err().message));
+  auto spec = parse_port_spec(*text, path, abs.parent_path().string(), cfg);
+  if (spec)
+    spec->path = abs.string();
+  return spec;
+}
+
+} // namespace kport::config

@@ -1,0 +1,13 @@
+#!/bin/sh
+# Builds the reference's test suite and bench into the folder given as $1
+# (kport passes {out}). Runs with cwd = this folder.
+set -eu
+out=${1:?usage: build.sh OUT_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+nvtx_inc=${NVTX_INCLUDE:-/usr/local/cuda/include}
+mkdir -p "$out"
+flags="-O2 -std=c++17 -I$here -I$nvtx_inc"
+c++ $flags -o "$out/saxpy_test" "$here/tests/saxpy_test.cpp" \
+  "$here/saxpy_ref.cpp" -lgtest -lgtest_main -pthread -ldl
+c++ $flags -o "$out/saxpy_bench" "$here/bench/saxpy_bench.cpp" \
+  "$here/saxpy_ref.cpp" -ldl

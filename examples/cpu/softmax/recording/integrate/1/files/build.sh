@@ -1,0 +1,14 @@
+#!/bin/sh
+# Host glue of the softmax port: builds the reference's own test suite and bench
+# against the port (softmax_port.cpp) instead of the reference, into ./build/.
+# kport runs it with cwd = the workspace and KPORT_REFERENCE set.
+set -eu
+ref=${KPORT_REFERENCE:?KPORT_REFERENCE must name the reference dir}
+nvtx_inc=${NVTX_INCLUDE:-/usr/local/cuda/include}
+mkdir -p build
+# The same flags as the reference build: the port must win on its code.
+flags="-O2 -std=c++17 -I$ref -I$nvtx_inc"
+c++ $flags -o build/softmax_test "$ref/tests/softmax_test.cpp" softmax_port.cpp \
+  -lgtest -lgtest_main -pthread -ldl
+c++ $flags -o build/softmax_bench "$ref/bench/softmax_bench.cpp" softmax_port.cpp \
+  -ldl

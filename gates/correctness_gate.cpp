@@ -1,0 +1,113 @@
+#include "gates/correctness_gate.hpp"
+
+#include "gates/commands.hpp"
+#include "gates/gate_report.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace kport::gates {
+
+namespace fs = std::filesystem;
+
+correctness_decision decide_correctness(const runtime::process_outcome& run,
+                                        const std::optional<test_counts>& c) {
+  if (run.cancelled)
+    return {"FAIL", "env", "the test run was cancelled"};
+  if (run.timed_out)
+    return {"FAIL", "kernel", "the test run timed out (a hang?)"};
+  if (!c) {
+    if (run.exit_code != 0)
+      return {"FAIL", "kernel",
+              fmt::format("the test run ended with {} and printed no test "
+                          "summary (a crash?)",
+                          run.describe())};
+    return {"FAIL", "host",
+            "no_tests_ran: the test run printed no summary kport can read "
+            "(GoogleTest, pytest, ctest, or a line `N passed, N failed`)"};
+  }
+  if (c->executed == 0)
+    return {"FAIL", "host",
+            fmt::format("no_tests_ran: 0 tests executed ({} skipped); skips "
+                        "alone are not a pass",
+                        c->skipped)};
+  if (c->failed > 0 || c->errors > 0)
+    return {"FAIL", "kernel",
+            fmt::format("{} of {} tests failed{}", c->failed + c->errors,
+                        c->executed,
+                        c->errors ? fmt::format(" ({} errors)", c->errors)
+                                  : "")};
+  if (run.exit_code != 0)
+    return {"FAIL", "kernel",
+            fmt::format("the test run ended with {} although its summary "
+                        "shows no failure",
+                        run.describe())};
+  return {"ALL_PASS", "", fmt::format("{} tests passed", c->executed)};
+}
+
+namespace {
+
+msg::FailureClass class_of(const std::string& s) {
+  if (s == "kernel")
+    return msg::FailureClass::kernel;
+  if (s == "host")
+    return msg::FailureClass::host;
+  if (s == "fallback")
+    return msg::FailureClass::fallback;
+  if (s == "env")
+    return msg::FailureClass::env;
+  return msg::FailureClass::none;
+}
+
+} // namespace
+
+gate_outcome run_correctness_gate(const gate_context& ctx) {
+  msg::GateReportT report;
+  report.gate = msg::GateKind::correctness;
+  auto fail_with = [&](const char* cls, std::string reason) {
+    report.verdict = msg::GateVerdict::FAIL;
+    report.failure_class = class_of(cls);
+    report.reason = std::move(reason);
+    return finish_gate(ctx, report);
+  };
+  auto dir = fs::path{ctx.attempt_dir};
+  if (!ctx.spec->target.build.empty()) {
+    auto log = (dir / "build.log").string();
+    auto p = side_process(ctx, side::candidate, ctx.spec->target.build, log,
+                          ctx.cfg->gates.build_timeout);
+    auto built = runtime::run_process(p, ctx.cancel);
+    add_run(report, "build", p, built ? &*built : nullptr);
+    if (!built)
+      return fail_with("env", fmt::format("cannot run the target build: {}",
+                                          built.err().message));
+    if (!built->succeeded())
+      return fail_with(built->cancelled ? "env" : "kernel",
+                       fmt::format("the target build failed ({}); see {}",
+                                   built->describe(), log));
+  }
+  measured_run run;
+  run.what = "test";
+  run.trace_dir = (dir / "traces" / "test").string();
+  run.pair_key = ctx.job;
+  run.process = side_process(ctx, side::candidate, ctx.spec->target.test,
+                             (dir / "test.log").string(),
+                             ctx.cfg->gates.test_timeout);
+  auto result = ctx.run_measured(run);
+  add_run(report, "test", run.process, result ? &result->outcome : nullptr,
+          run.trace_dir);
+  if (!result)
+    return fail_with("env", fmt::format("cannot run the test suite: {}",
+                                        result.err().message));
+  auto counts = parse_test_counts(result->outcome.tail);
+  if (counts)
+    report.tests = to_message(*counts);
+  auto d = decide_correctness(result->outcome, counts);
+  if (d.verdict == "ALL_PASS") {
+    report.verdict = msg::GateVerdict::ALL_PASS;
+    report.reason = d.reason;
+    return finish_gate(ctx, report);
+  }
+  return fail_with(d.failure.c_str(), d.reason + "; see " + run.process.log_path);
+}
+
+} // namespace kport::gates

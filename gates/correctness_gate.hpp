@@ -1,0 +1,26 @@
+#pragma once
+
+#include "gates/gate_context.hpp"
+#include "gates/test_counts.hpp"
+#include "runtime/process_runner.hpp"
+
+#include <optional>
+
+namespace kport::gates {
+
+/// The correctness decision over a finished test run. Pure.
+struct correctness_decision {
+  std::string verdict;   ///< ALL_PASS or FAIL
+  std::string failure;   ///< kernel, host, env ("" on ALL_PASS)
+  std::string reason;
+};
+
+/// Passes only when the suite ran to its end, executed > 0 tests and none
+/// failed: skips alone are a FAIL (reason no_tests_ran).
+correctness_decision decide_correctness(const runtime::process_outcome& run,
+                                        const std::optional<test_counts>& c);
+
+/// Builds the target, runs the real test suite on a device, decides.
+gate_outcome run_correctness_gate(const gate_context& ctx);
+
+} // namespace kport::gates

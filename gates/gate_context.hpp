@@ -1,0 +1,58 @@
+#pragma once
+
+#include "config/kport_config.hpp"
+#include "config/port_spec.hpp"
+#include "gpu/trace_file.hpp"
+#include "runtime/cancel_token.hpp"
+#include "runtime/error.hpp"
+#include "runtime/process_runner.hpp"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kport::gates {
+
+/// A process that must run on a device alone: a test or bench run.
+struct measured_run {
+  std::string what;          ///< "test", "bench reference 2", ...
+  runtime::process_spec process;
+  std::string trace_dir;     ///< KPORT_TRACE_DIR of the run
+  std::string pair_key;      ///< runs of one pair share a device
+};
+
+/// How a measured run ended, with the traces its processes wrote.
+struct run_result {
+  runtime::process_outcome outcome;
+  std::vector<gpu::trace> traces;
+  std::string trace_error; ///< why the traces could not be read, if so
+  std::string device;      ///< which device ran it
+};
+
+/// Runs a measured run on a device of the pool and waits for it.
+using run_measured_fn =
+  std::function<result<run_result>(const measured_run&)>;
+
+/// Everything a gate needs to run for one job attempt.
+struct gate_context {
+  const config::port_spec* spec = nullptr;
+  const config::kport_config* cfg = nullptr;
+  std::string job;
+  std::string job_dir;
+  std::string workspace;
+  std::string reference_out; ///< {out}: the reference's build products
+  std::string attempt_dir;   ///< logs, traces and the report go here
+  std::string inject_path;   ///< libkport_inject.so, for NVTX and CUPTI
+  const runtime::cancel_token* cancel = nullptr;
+  run_measured_fn run_measured;
+};
+
+/// A gate's verdict, the qualifier that routes it, and its report's path.
+struct gate_outcome {
+  std::string verdict;
+  std::string qualifier; ///< failure class: kernel, host, fallback, env
+  std::string reason;
+  std::string report;    ///< base path of the stored GateReport
+};
+
+} // namespace kport::gates

@@ -1,0 +1,85 @@
+#include "gates/gate_report.hpp"
+
+#include "runtime/artifact_store.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace kport::gates {
+
+void add_run(msg::GateReportT& report, const std::string& what,
+             const runtime::process_spec& p, const runtime::process_outcome* o,
+             const std::string& trace_dir) {
+  auto r = std::make_unique<msg::RunRecordT>();
+  r->what = what;
+  r->argv = p.argv;
+  r->log = p.log_path;
+  r->trace = trace_dir;
+  if (o) {
+    r->exit_code = o->exit_code;
+    r->timed_out = o->timed_out;
+    r->wall_ns = static_cast<std::int64_t>(o->wall.count());
+  }
+  report.runs.push_back(std::move(r));
+}
+
+std::unique_ptr<msg::TestCountsT> to_message(const test_counts& c) {
+  auto m = std::make_unique<msg::TestCountsT>();
+  m->format = c.format;
+  m->executed = c.executed;
+  m->passed = c.passed;
+  m->failed = c.failed;
+  m->skipped = c.skipped;
+  m->errors = c.errors;
+  return m;
+}
+
+std::unique_ptr<msg::PerfEvidenceT> to_message(const perf_summary& s,
+                                               double floor, int rounds) {
+  auto m = std::make_unique<msg::PerfEvidenceT>();
+  for (auto& f : s.configs) {
+    auto c = std::make_unique<msg::ConfigPerfT>();
+    c->config = f.config;
+    c->t_ref_ns = f.t_ref_ns;
+    c->t_cand_ns = f.t_cand_ns;
+    c->ratio = f.ratio;
+    c->ref_rounds_ns = f.ref_rounds_ns;
+    c->cand_rounds_ns = f.cand_rounds_ns;
+    c->spread = f.spread;
+    c->ref_iterations = f.ref_iterations;
+    c->cand_iterations = f.cand_iterations;
+    m->configs.push_back(std::move(c));
+  }
+  m->geomean = s.geomean;
+  m->floor = floor;
+  m->rounds = rounds;
+  m->unpaired = s.unpaired;
+  return m;
+}
+
+std::string qualifier_of(msg::FailureClass c) {
+  return c == msg::FailureClass::none ? "" : msg::EnumNameFailureClass(c);
+}
+
+gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report) {
+  gate_outcome out;
+  out.verdict = msg::EnumNameGateVerdict(report.verdict);
+  out.qualifier = qualifier_of(report.failure_class);
+  out.reason = report.reason;
+  out.report = (std::filesystem::path{ctx.attempt_dir} / "report").string();
+  flatbuffers::FlatBufferBuilder fbb;
+  msg::FinishGateReportBuffer(fbb, msg::GateReport::Pack(fbb, &report));
+  std::string bin{reinterpret_cast<const char*>(fbb.GetBufferPointer()),
+                  fbb.GetSize()};
+  if (auto r = runtime::store_artifact(out.report, "gate_report", bin); !r) {
+    // A gate whose evidence cannot be stored cannot pass: kport would have
+    // nothing to show for its verdict.
+    out.verdict = "BLOCKED";
+    out.qualifier = "env";
+    out.reason = fmt::format("cannot store the gate report: {}",
+                             r.err().message);
+  }
+  return out;
+}
+
+} // namespace kport::gates

@@ -1,0 +1,31 @@
+#pragma once
+
+#include "gates/gate_context.hpp"
+#include "gates/perf_stats.hpp"
+#include "gates/test_counts.hpp"
+#include "messages/gate_report_generated.h"
+
+#include <string>
+
+namespace kport::gates {
+
+/// Adds a process kport ran to a report.
+void add_run(msg::GateReportT& report, const std::string& what,
+             const runtime::process_spec& p, const runtime::process_outcome* o,
+             const std::string& trace_dir = {});
+
+/// Copies test counts into their message form.
+std::unique_ptr<msg::TestCountsT> to_message(const test_counts& c);
+
+/// Copies the performance figures into their message form.
+std::unique_ptr<msg::PerfEvidenceT> to_message(const perf_summary& s,
+                                               double floor, int rounds);
+
+/// Stores the report as <attempt_dir>/report.{json,bin} and fills the
+/// outcome from it: the one way a gate ends.
+gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report);
+
+/// The qualifier literal of a failure class ("" for none).
+std::string qualifier_of(msg::FailureClass c);
+
+} // namespace kport::gates

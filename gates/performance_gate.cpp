@@ -1,0 +1,114 @@
+#include "gates/performance_gate.hpp"
+
+#include "gates/bench_samples.hpp"
+#include "gates/commands.hpp"
+#include "gates/gate_report.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace kport::gates {
+
+namespace fs = std::filesystem;
+
+performance_decision decide_performance(const perf_summary& s, double floor) {
+  if (s.configs.empty())
+    return {"BLOCKED",
+            s.unpaired.empty()
+              ? "no `kport:<config>` ranges in the bench traces: benches mark "
+                "each iteration with an NVTX range named kport:<config>"
+              : fmt::format("no config ran on both sides ({} unpaired): the "
+                            "reference and candidate benches must use the same "
+                            "config names",
+                            s.unpaired.size())};
+  auto worst = std::min_element(
+    s.configs.begin(), s.configs.end(),
+    [](auto& a, auto& b) { return a.ratio < b.ratio; });
+  auto text = fmt::format("geomean {:.3f} over {} configs (floor {:.3f}; "
+                          "lowest {} at {:.3f})",
+                          s.geomean, s.configs.size(), floor, worst->config,
+                          worst->ratio);
+  if (s.geomean >= floor)
+    return {"DONE", text};
+  return {"INVESTIGATE", text};
+}
+
+gate_outcome run_performance_gate(const gate_context& ctx) {
+  msg::GateReportT report;
+  report.gate = msg::GateKind::performance;
+  auto end_with = [&](msg::GateVerdict v, msg::FailureClass c,
+                      std::string reason) {
+    report.verdict = v;
+    report.failure_class = c;
+    report.reason = std::move(reason);
+    return finish_gate(ctx, report);
+  };
+  auto& spec = *ctx.spec;
+  if (spec.reference.bench.empty() || spec.target.bench.empty())
+    return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+                    fmt::format("the spec has no bench command for the {}",
+                                spec.reference.bench.empty() ? "reference"
+                                                             : "target"));
+  if (auto built = ensure_reference_built(ctx); !built)
+    return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+                    built.err().message);
+  if (ctx.inject_path.empty() || !fs::exists(ctx.inject_path))
+    return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+                    fmt::format("the injection library `{}` is missing: "
+                                "reinstall kport or set KPORT_INJECT",
+                                ctx.inject_path));
+  auto dir = fs::path{ctx.attempt_dir};
+  std::vector<run_samples> ref_runs, cand_runs;
+  for (int round = 1; round <= spec.perf_rounds; ++round) {
+    for (auto s : {side::reference, side::candidate}) {
+      auto name = fmt::format("bench-{}-{}", to_string(s), round);
+      measured_run run;
+      run.what = fmt::format("bench {} {}", to_string(s), round);
+      run.trace_dir = (dir / "traces" / name).string();
+      run.pair_key = ctx.job;
+      auto& argv = s == side::reference ? spec.reference.bench
+                                        : spec.target.bench;
+      run.process = side_process(ctx, s, argv, (dir / (name + ".log")).string(),
+                                 ctx.cfg->gates.bench_timeout);
+      auto result = ctx.run_measured(run);
+      add_run(report, run.what, run.process,
+              result ? &result->outcome : nullptr, run.trace_dir);
+      auto blame = s == side::reference ? msg::FailureClass::env
+                                        : msg::FailureClass::kernel;
+      auto verdict_on_failure = s == side::reference
+                                  ? msg::GateVerdict::BLOCKED
+                                  : msg::GateVerdict::INVESTIGATE;
+      if (!result)
+        return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+                        fmt::format("cannot run the {} bench: {}", to_string(s),
+                                    result.err().message));
+      if (!result->outcome.succeeded())
+        return end_with(verdict_on_failure, blame,
+                        fmt::format("the {} bench failed ({}) in round {}; see "
+                                    "{}",
+                                    to_string(s), result->outcome.describe(),
+                                    round, run.process.log_path));
+      if (!result->trace_error.empty())
+        return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+                        fmt::format("the {} bench's trace: {}", to_string(s),
+                                    result->trace_error));
+      auto samples = samples_from_traces(result->traces,
+                                         time_source::range_wall);
+      (s == side::reference ? ref_runs : cand_runs).push_back(std::move(samples));
+    }
+  }
+  auto summary = summarize(ref_runs, cand_runs, ctx.cfg->perf.min_time_ns);
+  report.perf = to_message(summary, spec.perf_floor, spec.perf_rounds);
+  for (auto& u : summary.unpaired)
+    report.notes.push_back(
+      fmt::format("config `{}` ran on one side only: left out", u));
+  auto d = decide_performance(summary, spec.perf_floor);
+  auto v = d.verdict == "DONE"          ? msg::GateVerdict::DONE
+           : d.verdict == "INVESTIGATE" ? msg::GateVerdict::INVESTIGATE
+                                        : msg::GateVerdict::BLOCKED;
+  return end_with(v, v == msg::GateVerdict::BLOCKED ? msg::FailureClass::env
+                                                    : msg::FailureClass::none,
+                  d.reason);
+}
+
+} // namespace kport::gates

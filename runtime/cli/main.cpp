@@ -1,0 +1,124 @@
+// kport: the command line, a thin shell over kport::runtime::engine.
+
+#include "config/kport_config.hpp"
+#include "runtime/atomic_file.hpp"
+#include "runtime/cli/run_command.hpp"
+#include "runtime/schema.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fmt/format.h>
+
+namespace {
+
+int print_schema(const std::string& name) {
+  auto text = kport::runtime::schema_text(name);
+  if (!text) {
+    std::fprintf(stderr, "kport: %s\n", text.err().message.c_str());
+    return 2;
+  }
+  std::fwrite(text->data(), 1, text->size(), stdout);
+  if (auto lits = kport::runtime::verdict_literals(name)) {
+    std::string all;
+    for (auto& l : *lits)
+      all += (all.empty() ? "" : ", ") + l;
+    std::printf("\n// An agent writes this table as strict JSON (quoted keys, "
+                "enums by name).\n// verdict: one of %s\n",
+                all.c_str());
+  }
+  return 0;
+}
+
+int check_schema(const std::string& name, const std::string& file) {
+  if (auto text = kport::runtime::schema_text(name); !text) {
+    std::fprintf(stderr, "kport: %s\n", text.err().message.c_str());
+    return 2;
+  }
+  auto bin = kport::runtime::load_artifact_file(name, file);
+  if (!bin) {
+    std::fprintf(stderr, "%s: invalid: %s\n", file.c_str(),
+                 bin.err().message.c_str());
+    return 1;
+  }
+  std::printf("%s: valid %s artifact\n", file.c_str(), name.c_str());
+  return 0;
+}
+
+int print_config(const std::vector<std::string>& files) {
+  auto cfg = kport::config::load_config(files);
+  if (!cfg) {
+    std::fprintf(stderr, "kport: %s\n", cfg.err().message.c_str());
+    return 2;
+  }
+  std::fwrite(cfg->merged_toml.data(), 1, cfg->merged_toml.size(), stdout);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"kport: validated, agent-driven GPU kernel ports.\n"
+               "Runs port jobs as a bounded state machine and accepts a port "
+               "only on evidence it checks itself."};
+  app.set_version_flag("--version", std::string{"kport "} + KPORT_VERSION);
+  app.require_subcommand(1);
+
+  kport::cli::run_options run;
+  auto* run_cmd = app.add_subcommand("run", "Run port jobs, all at once");
+  run_cmd->add_option("specs", run.specs, "Port spec files (TOML)")
+    ->required()
+    ->check(CLI::ExistingFile);
+  run_cmd->add_option("--runs-dir", run.runs_dir,
+                      "Where evidence bundles go (default: runtime.runs_dir)");
+  run_cmd->add_option("--jobs", run.jobs, "Jobs running at once")
+    ->check(CLI::PositiveNumber);
+  run_cmd->add_flag("--json", run.json, "Print one JSON object with a jobs array");
+  run_cmd->add_option("--config", run.configs,
+                      "Config files merged over the defaults, in order")
+    ->check(CLI::ExistingFile);
+  run_cmd->footer("Exit status: 0 when every job is ACCEPTED, 1 when any is "
+                  "not, 2 for usage or config errors.");
+
+  auto* schema_cmd = app.add_subcommand(
+    "schema", "Print or check the artifact schemas agents write");
+  schema_cmd->require_subcommand(1);
+  std::string schema_name, schema_file;
+  auto* print_cmd = schema_cmd->add_subcommand(
+    "print", "Print the schema an agent of STAGE must write");
+  print_cmd->add_option("stage", schema_name, "Stage or schema name")
+    ->required();
+  auto* check_cmd = schema_cmd->add_subcommand(
+    "check", "Validate FILE against STAGE's schema (exit 0 valid, 1 invalid)");
+  check_cmd->add_option("stage", schema_name, "Stage or schema name")
+    ->required();
+  check_cmd->add_option("file", schema_file, "The JSON artifact")->required();
+  auto* list_cmd = schema_cmd->add_subcommand("list", "List the schemas");
+
+  std::vector<std::string> config_files;
+  auto* config_cmd = app.add_subcommand(
+    "config", "Print the merged configuration (defaults and --config files)");
+  config_cmd->add_option("--config", config_files,
+                         "Config files merged over the defaults, in order")
+    ->check(CLI::ExistingFile);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    auto code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  if (run_cmd->parsed())
+    return kport::cli::run_command(run);
+  if (print_cmd->parsed())
+    return print_schema(schema_name);
+  if (check_cmd->parsed())
+    return check_schema(schema_name, schema_file);
+  if (list_cmd->parsed()) {
+    for (auto& n : kport::runtime::schema_names())
+      std::printf("%s\n", n.c_str());
+    return 0;
+  }
+  if (config_cmd->parsed())
+    return print_config(config_files);
+  return 2;
+}

@@ -1,0 +1,182 @@
+#include "runtime/cli/run_command.hpp"
+
+#include "runtime/cli/json_writer.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fmt/format.h>
+#include <map>
+#include <mutex>
+#include <unistd.h>
+
+namespace kport::cli {
+
+namespace {
+
+/// The stages in the order a job meets them, for the attempts column.
+const std::vector<std::string>& stage_order() {
+  static const std::vector<std::string> order{
+    "analyze",     "translate",   "integrate",   "structure",
+    "correctness", "performance", "diagnose_ir", "diagnose_perf"};
+  return order;
+}
+
+std::string attempts_text(const std::map<std::string, int>& attempts) {
+  std::string out;
+  auto add = [&](const std::string& stage, int n) {
+    out += fmt::format("{}{}={}", out.empty() ? "" : " ", stage, n);
+  };
+  for (auto& s : stage_order())
+    if (auto i = attempts.find(s); i != attempts.end())
+      add(s, i->second);
+  for (auto& [s, n] : attempts)
+    if (std::find(stage_order().begin(), stage_order().end(), s) ==
+        stage_order().end())
+      add(s, n);
+  return out;
+}
+
+/// A line per job, redrawn in place on a terminal.
+class live_lines {
+public:
+  void add(const std::string& job) {
+    std::lock_guard guard{mtx_};
+    if (lines_.count(job))
+      return;
+    jobs_.push_back(job);
+    lines_[job] = "queued";
+    std::fprintf(stderr, "\n");
+    draw(true);
+  }
+
+  void update(const runtime::job_event& e) {
+    std::lock_guard guard{mtx_};
+    if (!lines_.count(e.job)) {
+      jobs_.push_back(e.job);
+      std::fprintf(stderr, "\n");
+    }
+    lines_[e.job] = e.final ? fmt::format("{} ({})", e.next, e.reason)
+                            : fmt::format("{} #{} {} -> {}", e.stage, e.attempt,
+                                          e.verdict, e.next);
+    draw(true);
+  }
+
+private:
+  void draw(bool redraw) {
+    if (redraw)
+      std::fprintf(stderr, "\x1b[%zuA", jobs_.size());
+    for (auto& j : jobs_) {
+      auto line = fmt::format("{:<28} {}", j, lines_[j]);
+      if (line.size() > 110)
+        line = line.substr(0, 107) + "...";
+      std::fprintf(stderr, "\x1b[2K%s\n", line.c_str());
+    }
+    std::fflush(stderr);
+  }
+
+  std::mutex mtx_;
+  std::vector<std::string> jobs_;
+  std::map<std::string, std::string> lines_;
+};
+
+} // namespace
+
+std::string summary_table(const std::vector<runtime::job_result>& results) {
+  std::string out = fmt::format("{:<24} {:<12} {:<10} {:<9} {}\n", "job",
+                                "operator", "state", "geomean", "attempts");
+  for (auto& r : results) {
+    auto gm = r.has_geomean ? fmt::format("{:.3f}", r.geomean) : "-";
+    out += fmt::format("{:<24} {:<12} {:<10} {:<9} {}\n", r.job, r.op, r.state,
+                       gm, attempts_text(r.attempts));
+    out += fmt::format("  {}\n  evidence: {}\n", r.reason, r.evidence);
+  }
+  return out;
+}
+
+std::string summary_json(const std::vector<runtime::job_result>& results) {
+  std::string out = "{\"jobs\": [";
+  bool first = true;
+  for (auto& r : results) {
+    std::string attempts = "{";
+    bool f2 = true;
+    for (auto& [s, n] : r.attempts) {
+      attempts += fmt::format("{}{}: {}", f2 ? "" : ", ", json_quote(s), n);
+      f2 = false;
+    }
+    attempts += "}";
+    out += fmt::format(
+      "{}\n  {{\"job\": {}, \"operator\": {}, \"state\": {}, \"reason\": {}, "
+      "\"attempts\": {}, \"repair_cycles\": {}, \"geomean\": {}, "
+      "\"floor\": {}, \"configs\": {}, \"tests_executed\": {}, "
+      "\"tests_failed\": {}, \"evidence\": {}, \"wall_s\": {:.3f}}}",
+      first ? "" : ",", json_quote(r.job), json_quote(r.op),
+      json_quote(r.state), json_quote(r.reason), attempts, r.repair_cycles,
+      r.has_geomean ? fmt::format("{:.6f}", r.geomean) : "null",
+      r.has_geomean ? fmt::format("{:.6f}", r.floor) : "null", r.configs,
+      r.tests_executed, r.tests_failed, json_quote(r.evidence), r.wall_s);
+    first = false;
+  }
+  return out + "\n]}\n";
+}
+
+int run_command(const run_options& opts) {
+  auto cfg = config::load_config(opts.configs);
+  if (!cfg) {
+    std::fprintf(stderr, "kport: %s\n", cfg.err().message.c_str());
+    return 2;
+  }
+  if (!opts.runs_dir.empty())
+    cfg->runtime.runs_dir = opts.runs_dir;
+  if (opts.jobs > 0)
+    cfg->runtime.max_jobs = opts.jobs;
+  std::vector<config::port_spec> specs;
+  for (auto& path : opts.specs) {
+    auto spec = config::load_port_spec(path, *cfg);
+    if (!spec) {
+      std::fprintf(stderr, "kport: %s\n", spec.err().message.c_str());
+      return 2;
+    }
+    specs.push_back(std::move(*spec));
+  }
+  auto engine = runtime::engine::start(std::move(*cfg));
+  if (!engine) {
+    std::fprintf(stderr, "kport: %s\n", engine.err().message.c_str());
+    return exit_status(engine.err());
+  }
+  // Subscribed before the first submit, so no early transition is missed.
+  std::unique_ptr<live_lines> live;
+  if (!opts.json && ::isatty(STDERR_FILENO)) {
+    live = std::make_unique<live_lines>();
+    auto* l = live.get();
+    (*engine)->subscribe([l](const runtime::job_event& e) { l->update(e); });
+  }
+  std::vector<std::string> jobs;
+  for (auto& spec : specs) {
+    auto job = (*engine)->submit(std::move(spec));
+    if (!job) {
+      std::fprintf(stderr, "kport: %s\n", job.err().message.c_str());
+      return 1;
+    }
+    if (live)
+      live->add(*job);
+    jobs.push_back(*job);
+  }
+  std::vector<runtime::job_result> results;
+  bool all_accepted = true;
+  for (auto& job : jobs) {
+    auto r = (*engine)->wait(job);
+    if (!r) {
+      std::fprintf(stderr, "kport: %s\n", r.err().message.c_str());
+      return 1;
+    }
+    all_accepted = all_accepted && r->state == "ACCEPTED";
+    results.push_back(std::move(*r));
+  }
+  (*engine)->stop();
+  live.reset();
+  auto text = opts.json ? summary_json(results) : summary_table(results);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return all_accepted ? 0 : 1;
+}
+
+} // namespace kport::cli

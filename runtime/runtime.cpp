@@ -1,0 +1,286 @@
+#include "runtime/runtime.hpp"
+
+#include "actors/actor_messages.hpp"
+#include "actors/supervisor.hpp"
+#include "gpu/device_actor.hpp"
+#include "gpu/device_pool.hpp"
+#include "runtime/atomic_file.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <mutex>
+#include <set>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+namespace kport::runtime {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+job_result to_job_result(const msg::FinalVerdict* v) {
+  job_result r;
+  r.job = v->job()->str();
+  r.op = v->operator_()->str();
+  r.state = msg::EnumNameFinalState(v->state());
+  r.reason = v->reason()->str();
+  if (v->attempts())
+    for (auto* a : *v->attempts())
+      r.attempts[a->stage()->str()] = a->attempts();
+  r.repair_cycles = v->repair_cycles();
+  if (auto* p = v->perf(); p && p->configs() && p->configs()->size() > 0) {
+    r.has_geomean = true;
+    r.geomean = p->geomean();
+    r.floor = p->floor();
+    r.configs = static_cast<int>(p->configs()->size());
+  }
+  if (auto* t = v->tests()) {
+    r.tests_executed = t->executed();
+    r.tests_failed = t->failed() + t->errors();
+  }
+  r.evidence = v->evidence() ? v->evidence()->str() : "";
+  r.wall_s = v->wall_s();
+  return r;
+}
+
+std::string self_dir() {
+  std::error_code ec;
+  auto exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string{} : exe.parent_path().string();
+}
+
+} // namespace
+
+std::string find_inject_library() {
+  if (auto* env = std::getenv("KPORT_INJECT"); env && *env)
+    return env;
+  auto dir = self_dir();
+  for (auto* rel : {"libkport_inject.so", "gpu/inject/libkport_inject.so",
+                    "../lib/kport/libkport_inject.so"}) {
+    auto p = fs::path{dir} / rel;
+    if (fs::exists(p))
+      return fs::weakly_canonical(p).string();
+  }
+  return (fs::path{dir} / "libkport_inject.so").string();
+}
+
+result<job_result> read_verdict_file(const std::string& path) {
+  auto bin_path = path;
+  if (bin_path.size() > 5 && bin_path.ends_with(".json"))
+    bin_path = bin_path.substr(0, bin_path.size() - 5) + ".bin";
+  auto bin = read_file(bin_path, 64u << 20);
+  if (!bin)
+    return std::move(bin).err();
+  flatbuffers::Verifier verifier(
+    reinterpret_cast<const std::uint8_t*>(bin->data()), bin->size());
+  if (!msg::VerifyFinalVerdictBuffer(verifier))
+    return fail(error_code::parse,
+                fmt::format("`{}` is not a kport verdict", bin_path));
+  return to_job_result(msg::GetFinalVerdict(bin->data()));
+}
+
+struct engine::impl {
+  std::shared_ptr<const config::kport_config> cfg;
+  caf::actor_system_config sys_cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  actors::agent_registry_ptr agents = std::make_shared<actors::agent_registry>();
+  std::vector<actors::device_actor> devices;
+  actors::pool_actor pool;
+  actors::supervisor_actor sup;
+  std::vector<caf::actor> subscribers;
+  std::string inject;
+  std::mutex mtx;
+  std::set<std::string> jobs;
+  bool stopped = false;
+};
+
+engine::engine(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+
+engine::~engine() {
+  stop();
+}
+
+result<std::unique_ptr<engine>> engine::start(config::kport_config cfg,
+                                                runtime_options opts) {
+  auto p = std::make_unique<impl>();
+  auto runs = fs::absolute(cfg.runtime.runs_dir);
+  std::error_code ec;
+  fs::create_directories(runs, ec);
+  if (ec)
+    return fail(error_code::io, fmt::format("cannot create runs folder `{}`: "
+                                            "{}",
+                                            runs.string(), ec.message()));
+  cfg.runtime.runs_dir = runs.string();
+  spdlog::set_level(spdlog::level::from_str(cfg.runtime.log_level));
+  std::shared_ptr<journal> jr;
+  if (cfg.runtime.journal) {
+    auto j = journal::open((runs / "journal.sqlite").string());
+    if (!j)
+      return std::move(j).err();
+    jr = std::move(*j);
+  }
+  p->inject = opts.inject_path.empty() ? find_inject_library()
+                                       : opts.inject_path;
+  p->cfg = std::make_shared<const config::kport_config>(std::move(cfg));
+  p->sys_cfg.add_message_types<caf::id_block::kport>();
+  auto threads = p->cfg->runtime.threads > 0
+                   ? p->cfg->runtime.threads
+                   : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+  p->sys_cfg.set("scheduler.max-threads", threads);
+  p->sys_cfg.set("logger.verbosity", caf::atom("quiet"));
+  p->sys = std::make_unique<caf::actor_system>(p->sys_cfg);
+  for (int i = 0; i < p->cfg->devices.host_slots; ++i)
+    p->devices.push_back(p->sys->spawn<caf::detached>(
+      gpu::host_device, fmt::format("host:{}", i), p->inject));
+  p->pool = p->sys->spawn(gpu::device_pool, p->devices,
+                          static_cast<std::size_t>(
+                            p->cfg->runtime.queue_limit));
+  auto env = std::make_shared<actors::job_environment>();
+  env->cfg = p->cfg;
+  env->pool = p->pool;
+  env->agents = p->agents;
+  env->inject_path = p->inject;
+  env->runs_dir = p->cfg->runtime.runs_dir;
+  p->sup = p->sys->spawn(actors::supervisor, actors::job_environment_ptr{env},
+                         jr);
+  return std::unique_ptr<engine>(new engine(std::move(p)));
+}
+
+result<std::string> engine::submit(config::port_spec spec) {
+  caf::scoped_actor self{*impl_->sys};
+  result<std::string> out = fail(error_code::internal, "no reply");
+  self
+    ->request(impl_->sup, caf::infinite, actors::submit_atom_v,
+              actors::job_request{
+                std::make_shared<const config::port_spec>(std::move(spec))})
+    .receive(
+      [&](actors::submit_reply& r) {
+        if (r.error.empty())
+          out = r.job;
+        else
+          out = fail(r.busy ? error_code::busy : error_code::internal, r.error);
+      },
+      [&](caf::error& e) {
+        out = fail(error_code::internal, impl_->sys->render(e));
+      });
+  if (out) {
+    std::lock_guard guard{impl_->mtx};
+    impl_->jobs.insert(*out);
+  }
+  return out;
+}
+
+result<job_result> engine::wait(const std::string& job,
+                                 std::chrono::milliseconds timeout) {
+  caf::scoped_actor self{*impl_->sys};
+  result<job_result> out = fail(error_code::internal, "no reply");
+  self
+    ->request(impl_->sup, caf::duration{timeout}, actors::wait_atom_v, job)
+    .receive(
+      [&](actors::final_verdict_msg& m) {
+        if (m.bytes.empty())
+          out = fail(error_code::not_found, fmt::format("no job `{}`", job));
+        else
+          out = to_job_result(m.get());
+      },
+      [&](caf::error& e) {
+        out = fail(e == caf::sec::request_timeout ? error_code::cancelled
+                                                  : error_code::internal,
+                   fmt::format("waiting for `{}`: {}", job,
+                               impl_->sys->render(e)));
+      });
+  return out;
+}
+
+result<void> engine::cancel(const std::string& job) {
+  caf::scoped_actor self{*impl_->sys};
+  result<void> out = fail(error_code::internal, "no reply");
+  self->request(impl_->sup, caf::infinite, actors::cancel_atom_v, job)
+    .receive(
+      [&](bool found) {
+        if (found)
+          out = {};
+        else
+          out = fail(error_code::not_found,
+                     fmt::format("no running job `{}`", job));
+      },
+      [&](caf::error& e) {
+        out = fail(error_code::internal, impl_->sys->render(e));
+      });
+  return out;
+}
+
+void engine::subscribe(std::function<void(const job_event&)> fn) {
+  auto sub = impl_->sys->spawn([fn](caf::event_based_actor*) -> caf::behavior {
+    return {
+      [fn](const actors::job_state_msg& m) {
+        auto* js = m.get();
+        auto* t = js->last();
+        job_event e;
+        e.job = js->job()->str();
+        e.op = js->operator_()->str();
+        e.stage = t->stage()->str();
+        e.attempt = t->attempt();
+        e.verdict = t->verdict()->str();
+        e.next = t->next()->str();
+        e.reason = t->reason() ? t->reason()->str() : "";
+        fn(e);
+      },
+      [fn](const actors::final_verdict_msg& m) {
+        auto* v = m.get();
+        job_event e;
+        e.job = v->job()->str();
+        e.op = v->operator_()->str();
+        e.final = true;
+        e.next = msg::EnumNameFinalState(v->state());
+        e.reason = v->reason()->str();
+        fn(e);
+      },
+    };
+  });
+  impl_->subscribers.push_back(sub);
+  caf::anon_send(impl_->sup, actors::subscribe_atom_v, sub);
+}
+
+void engine::add_agent(std::string name, actors::builtin_agent fn) {
+  impl_->agents->add(std::move(name), std::move(fn));
+}
+
+const config::kport_config& engine::config() const {
+  return *impl_->cfg;
+}
+
+const std::string& engine::inject_path() const {
+  return impl_->inject;
+}
+
+void engine::stop() {
+  if (!impl_ || impl_->stopped)
+    return;
+  impl_->stopped = true;
+  std::set<std::string> jobs;
+  {
+    std::lock_guard guard{impl_->mtx};
+    jobs = impl_->jobs;
+  }
+  for (auto& j : jobs)
+    (void) cancel(j);
+  for (auto& j : jobs)
+    (void) wait(j, std::chrono::seconds{30});
+  auto reason = caf::exit_reason::user_shutdown;
+  caf::anon_send_exit(impl_->sup, reason);
+  caf::anon_send_exit(impl_->pool, reason);
+  for (auto& d : impl_->devices)
+    caf::anon_send_exit(d, reason);
+  for (auto& s : impl_->subscribers)
+    caf::anon_send_exit(s, reason);
+  impl_->sup = nullptr;
+  impl_->pool = nullptr;
+  impl_->devices.clear();
+  impl_->subscribers.clear();
+  impl_->sys.reset();
+}
+
+} // namespace kport::runtime
