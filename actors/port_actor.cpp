@@ -70,11 +70,11 @@ result<std::string> write_task(self_ptr self, const config::stage_def& def,
   task.workspace = st.workspace;
   task.result_path = (fs::path{attempt_dir} / "result.json").string();
   task.schema_path = (fs::path{attempt_dir} / "schema.fbs").string();
-  for (auto& [stage, path] : st.latest) {
+  for (auto& [stage, art] : st.latest) {
     auto ref = std::make_unique<msg::ArtifactRefT>();
     ref->stage = stage;
-    ref->attempt = st.progress.attempts_of(stage);
-    ref->path = path;
+    ref->attempt = art.second;
+    ref->path = art.first;
     task.artifacts.push_back(std::move(ref));
   }
   // The evidence that sent the job here: a diagnosis, or a failed gate.
@@ -199,7 +199,7 @@ void finish(self_ptr self, const std::string& state, std::string reason) {
     for (auto& def : st.env->cfg->pipeline.stages)
       if (def.kind == config::stage_kind::gate && def.gate == g)
         if (auto i = st.latest.find(def.name); i != st.latest.end())
-          return i->second;
+          return i->second.first;
     return {};
   };
   if (auto r = load_report(find_gate(config::gate_type::correctness)))
@@ -238,7 +238,7 @@ void on_outcome(self_ptr self, const msg::StageOutcome& out) {
   auto artifact = out.artifact() ? out.artifact()->str() : "";
   auto* def = st.env->cfg->pipeline.find(o.stage);
   if (!artifact.empty()) {
-    st.latest[o.stage] = artifact;
+    st.latest[o.stage] = {artifact, o.attempt};
     if (def->kind == config::stage_kind::gate)
       st.last_gate_report = artifact;
     else if (def->schema.rfind("diagnose", 0) == 0)

@@ -28,7 +28,8 @@ struct port_state {
   std::string reference_out;
   config::job_progress progress;
   std::vector<std::unique_ptr<msg::TransitionT>> history;
-  std::map<std::string, std::string> latest; ///< stage -> artifact path
+  /// stage -> (artifact path, attempt that wrote it)
+  std::map<std::string, std::pair<std::string, int>> latest;
   std::string last_diagnosis;  ///< result.bin of the diagnosis that routed
   std::string last_gate_report; ///< report.json of the gate that failed
   std::string previous_stage;

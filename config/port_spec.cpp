@@ -183,7 +183,7 @@ result<port_spec> parse_port_spec(std::string_view text,
 result<port_spec> load_port_spec(const std::string& path,
                                  const kport_config& cfg) {
   std::error_code ec;
-  auto abs = fs::absolute(path, ec);
+  auto abs = fs::weakly_canonical(fs::absolute(path, ec), ec);
   auto text = runtime::read_file(abs.string(), 1u << 20);
   if (!text)
     return fail(error_code::config,

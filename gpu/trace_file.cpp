@@ -32,12 +32,12 @@ result<trace> parse_trace(const void* data, std::size_t size) {
   auto* bytes = static_cast<const std::uint8_t*>(data);
   if (size < 8)
     return fail(error_code::parse,
-                "not a kport trace: " + std::to_string(size)
-                  + " bytes, too short for a FlatBuffers file");
+                "not a kport trace: " + std::to_string(size) +
+                    " bytes, too short for a FlatBuffers file");
   if (!flatbuffers::BufferHasIdentifier(bytes, msg::TraceIdentifier()))
     return fail(error_code::parse,
-                std::string("not a kport trace: file identifier is not \"")
-                  + msg::TraceIdentifier() + "\"");
+                std::string("not a kport trace: file identifier is not \"") +
+                    msg::TraceIdentifier() + "\"");
   flatbuffers::Verifier verifier(bytes, size);
   if (!msg::VerifyTraceBuffer(verifier))
     return fail(error_code::parse,
@@ -57,11 +57,9 @@ result<trace> parse_trace(const void* data, std::size_t size) {
   out.cupti_error = str(t->cupti_error());
   if (const auto* d = t->dropped()) {
     out.dropped_by = {d->cupti_records(), d->cupti_buffers(),
-                      d->range_underflow(), d->over_cap(),
-                      d->signal_skipped()};
-    out.dropped = d->cupti_records() + d->cupti_buffers()
-                  + d->range_underflow() + d->over_cap()
-                  + d->signal_skipped();
+                      d->range_underflow(), d->over_cap(), d->signal_skipped()};
+    out.dropped = d->cupti_records() + d->cupti_buffers() +
+                  d->range_underflow() + d->over_cap() + d->signal_skipped();
   }
   if (const auto* v = t->ranges()) {
     out.ranges.reserve(v->size());
@@ -106,8 +104,8 @@ result<trace> parse_trace(const void* data, std::size_t size) {
     out.memops.reserve(v->size());
     for (const auto* m : *v) {
       trace_memop x;
-      x.kind = m->kind() == msg::MemOpKind::set ? memop_kind::set
-                                                 : memop_kind::copy;
+      x.kind =
+          m->kind() == msg::MemOpKind::set ? memop_kind::set : memop_kind::copy;
       x.copy_kind = m->copy_kind();
       x.bytes = m->bytes();
       x.start_ns = m->start_ns();
@@ -123,9 +121,8 @@ result<trace> parse_trace(const void* data, std::size_t size) {
   if (const auto* v = t->modules()) {
     out.modules.reserve(v->size());
     for (const auto* m : *v)
-      out.modules.push_back(
-        {str(m->hash()), m->size(), m->module_id(), m->device(),
-         m->context()});
+      out.modules.push_back({str(m->hash()), m->size(), m->module_id(),
+                             m->device(), m->context()});
   }
   return out;
 }
@@ -157,8 +154,8 @@ result<std::vector<trace>> read_trace_dir(const std::string& dir) {
     auto name = entry.path().filename().string();
     // The writer's temp files start with '.', so a half-written trace is
     // never read.
-    if (name.rfind("trace-", 0) == 0 && name.size() > 10
-        && name.compare(name.size() - 4, 4, ".kpt") == 0)
+    if (name.rfind("trace-", 0) == 0 && name.size() > 10 &&
+        name.compare(name.size() - 4, 4, ".kpt") == 0)
       paths.push_back(entry.path().string());
   }
   std::vector<trace> out;

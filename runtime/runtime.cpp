@@ -42,6 +42,10 @@ job_result to_job_result(const msg::FinalVerdict* v) {
   }
   r.evidence = v->evidence() ? v->evidence()->str() : "";
   r.wall_s = v->wall_s();
+  if (v->history())
+    for (auto* t : *v->history())
+      r.path.push_back(fmt::format("{}/{} {}", t->stage()->str(), t->attempt(),
+                                   t->verdict()->str()));
   return r;
 }
 

@@ -42,6 +42,8 @@ struct job_result {
   int tests_failed = 0;
   std::string evidence; ///< the job's folder
   double wall_s = 0;
+  /// Every step, in order: "<stage>/<attempt> <verdict>".
+  std::vector<std::string> path;
 };
 
 /// Options an embedding program may set beside the config.

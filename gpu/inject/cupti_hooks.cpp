@@ -44,13 +44,12 @@ CUpti_SubscriberHandle subscriber = nullptr;
 
 std::string result_text(CUptiResult r) {
   const char* text = nullptr;
-  if (api.result_string && api.result_string(r, &text) == CUPTI_SUCCESS
-      && text)
+  if (api.result_string && api.result_string(r, &text) == CUPTI_SUCCESS && text)
     return text;
   return "CUptiResult " + std::to_string(static_cast<int>(r));
 }
 
-template <class Fn>
+template<class Fn>
 bool bind(Fn& fn, const char* name) {
   fn = reinterpret_cast<Fn>(::dlsym(api.lib, name));
   return fn != nullptr;
@@ -65,10 +64,10 @@ std::string open_cupti() {
   std::string tried;
   if (!api.lib) {
     std::string candidates[] = {
-      std::getenv("KPORT_CUPTI_PATH") ? std::getenv("KPORT_CUPTI_PATH") : "",
-      soname,
-      "/usr/local/cuda/lib64/" + soname,
-      "/usr/local/cuda/extras/CUPTI/lib64/" + soname,
+        std::getenv("KPORT_CUPTI_PATH") ? std::getenv("KPORT_CUPTI_PATH") : "",
+        soname,
+        "/usr/local/cuda/lib64/" + soname,
+        "/usr/local/cuda/extras/CUPTI/lib64/" + soname,
     };
     for (const auto& path : candidates) {
       if (path.empty())
@@ -82,19 +81,19 @@ std::string open_cupti() {
   }
   if (!api.lib)
     return "dlopen " + soname + " failed: " + tried;
-  bool ok = bind(api.get_version, "cuptiGetVersion")
-            && bind(api.result_string, "cuptiGetResultString")
-            && bind(api.subscribe, "cuptiSubscribe")
-            && bind(api.enable_callback, "cuptiEnableCallback")
-            && bind(api.callback_name, "cuptiGetCallbackName")
-            && bind(api.register_buffers, "cuptiActivityRegisterCallbacks")
-            && bind(api.activity_enable, "cuptiActivityEnable")
-            && bind(api.flush_all, "cuptiActivityFlushAll")
-            && bind(api.next_record, "cuptiActivityGetNextRecord")
-            && bind(api.num_dropped, "cuptiActivityGetNumDroppedRecords")
-            && bind(api.get_timestamp, "cuptiGetTimestamp")
-            && bind(api.get_device_id, "cuptiGetDeviceId")
-            && bind(api.get_context_id, "cuptiGetContextId");
+  bool ok = bind(api.get_version, "cuptiGetVersion") &&
+            bind(api.result_string, "cuptiGetResultString") &&
+            bind(api.subscribe, "cuptiSubscribe") &&
+            bind(api.enable_callback, "cuptiEnableCallback") &&
+            bind(api.callback_name, "cuptiGetCallbackName") &&
+            bind(api.register_buffers, "cuptiActivityRegisterCallbacks") &&
+            bind(api.activity_enable, "cuptiActivityEnable") &&
+            bind(api.flush_all, "cuptiActivityFlushAll") &&
+            bind(api.next_record, "cuptiActivityGetNextRecord") &&
+            bind(api.num_dropped, "cuptiActivityGetNumDroppedRecords") &&
+            bind(api.get_timestamp, "cuptiGetTimestamp") &&
+            bind(api.get_device_id, "cuptiGetDeviceId") &&
+            bind(api.get_context_id, "cuptiGetContextId");
   if (!ok)
     return std::string("libcupti lacks a symbol: ") + ::dlerror();
   bind(api.subscribe_v2, "cuptiSubscribe_v2");
@@ -104,9 +103,9 @@ std::string open_cupti() {
   // Activity record layouts (CUpti_ActivityKernel10, ...) are those of the
   // headers this library was built with; an older CUPTI writes older ones.
   if (version < CUPTI_API_VERSION)
-    return "libcupti API version " + std::to_string(version)
-           + " is older than " + std::to_string(CUPTI_API_VERSION)
-           + ", the version this library was built for";
+    return "libcupti API version " + std::to_string(version) +
+           " is older than " + std::to_string(CUPTI_API_VERSION) +
+           ", the version this library was built for";
   return {};
 }
 
@@ -182,46 +181,46 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id,
       if (r != CUPTI_SUCCESS)
         break;
       switch (record->kind) {
-        case CUPTI_ACTIVITY_KIND_KERNEL:
-        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-          take_kernel(*reinterpret_cast<CUpti_ActivityKernel10*>(record));
-          break;
-        case CUPTI_ACTIVITY_KIND_MEMCPY: {
-          auto& m = *reinterpret_cast<CUpti_ActivityMemcpy6*>(record);
-          memop_record op;
-          op.copy_kind = m.copyKind;
-          op.bytes = m.bytes;
-          op.start_ns = m.start;
-          op.end_ns = m.end;
-          op.device = m.deviceId;
-          op.context = m.contextId;
-          op.stream = m.streamId;
-          op.correlation = m.correlationId;
-          op.runtime_correlation = m.runtimeCorrelationId;
-          add_memop(op);
-          break;
-        }
-        case CUPTI_ACTIVITY_KIND_MEMSET: {
-          auto& m = *reinterpret_cast<CUpti_ActivityMemset4*>(record);
-          memop_record op;
-          op.is_set = true;
-          op.bytes = m.bytes;
-          op.start_ns = m.start;
-          op.end_ns = m.end;
-          op.device = m.deviceId;
-          op.context = m.contextId;
-          op.stream = m.streamId;
-          op.correlation = m.correlationId;
-          add_memop(op);
-          break;
-        }
-        default:
-          break;
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        take_kernel(*reinterpret_cast<CUpti_ActivityKernel10*>(record));
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        auto& m = *reinterpret_cast<CUpti_ActivityMemcpy6*>(record);
+        memop_record op;
+        op.copy_kind = m.copyKind;
+        op.bytes = m.bytes;
+        op.start_ns = m.start;
+        op.end_ns = m.end;
+        op.device = m.deviceId;
+        op.context = m.contextId;
+        op.stream = m.streamId;
+        op.correlation = m.correlationId;
+        op.runtime_correlation = m.runtimeCorrelationId;
+        add_memop(op);
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMSET: {
+        auto& m = *reinterpret_cast<CUpti_ActivityMemset4*>(record);
+        memop_record op;
+        op.is_set = true;
+        op.bytes = m.bytes;
+        op.start_ns = m.start;
+        op.end_ns = m.end;
+        op.device = m.deviceId;
+        op.context = m.contextId;
+        op.stream = m.streamId;
+        op.correlation = m.correlationId;
+        add_memop(op);
+        break;
+      }
+      default:
+        break;
       }
     }
     size_t dropped = 0;
-    if (api.num_dropped(context, stream_id, &dropped) == CUPTI_SUCCESS
-        && dropped > 0)
+    if (api.num_dropped(context, stream_id, &dropped) == CUPTI_SUCCESS &&
+        dropped > 0)
       count_cupti_dropped(dropped);
   }
   if (buffer) {
@@ -232,8 +231,8 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id,
 }
 
 void take_module(const CUpti_ResourceData& rd) {
-  auto* md = static_cast<const CUpti_ModuleResourceData*>(
-    rd.resourceDescriptor);
+  auto* md =
+      static_cast<const CUpti_ModuleResourceData*>(rd.resourceDescriptor);
   if (!md)
     return;
   module_record m;
@@ -260,8 +259,8 @@ void take_module(const CUpti_ResourceData& rd) {
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
                           CUpti_CallbackId cbid, const void* data) {
-  if (domain == CUPTI_CB_DOMAIN_DRIVER_API
-      || domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API ||
+      domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     auto* cb = static_cast<const CUpti_CallbackData*>(data);
     if (cb->callbackSite == CUPTI_API_ENTER)
       note_launch(cb->correlationId);
@@ -331,20 +330,19 @@ std::string start_cupti() {
   }
   for (auto cbid : {CUPTI_CBID_RESOURCE_MODULE_LOADED,
                     CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING})
-    if (auto e = api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                                     cbid);
+    if (auto e =
+            api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
         e != CUPTI_SUCCESS)
       return "cuptiEnableCallback(resource): " + result_text(e);
   static const char* const driver_prefixes[] = {
-    "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", nullptr};
+      "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", nullptr};
   static const char* const runtime_prefixes[] = {
-    "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", nullptr};
-  int n = enable_launch_callbacks(CUPTI_CB_DOMAIN_DRIVER_API,
-                                  CUPTI_DRIVER_TRACE_CBID_SIZE,
-                                  driver_prefixes);
+      "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", nullptr};
+  int n =
+      enable_launch_callbacks(CUPTI_CB_DOMAIN_DRIVER_API,
+                              CUPTI_DRIVER_TRACE_CBID_SIZE, driver_prefixes);
   n += enable_launch_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API,
-                               CUPTI_RUNTIME_TRACE_CBID_SIZE,
-                               runtime_prefixes);
+                               CUPTI_RUNTIME_TRACE_CBID_SIZE, runtime_prefixes);
   if (n == 0)
     return "no launch callback could be enabled: kernels would have no range";
   debug("CUPTI: %d launch callbacks enabled", n);
@@ -354,8 +352,8 @@ std::string start_cupti() {
   for (auto kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
                     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET})
     if (auto e = api.activity_enable(kind); e != CUPTI_SUCCESS)
-      return "cuptiActivityEnable(" + std::to_string(static_cast<int>(kind))
-             + "): " + result_text(e);
+      return "cuptiActivityEnable(" + std::to_string(static_cast<int>(kind)) +
+             "): " + result_text(e);
   set_flush_hook(&flush);
   use_clock(&cupti_now);
   return {};

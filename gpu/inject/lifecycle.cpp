@@ -47,14 +47,6 @@ int signal_wait_ms() {
 }
 int wait_ms = 5000;
 
-void block_handled_signals_here() {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s : handled_signals)
-    sigaddset(&set, s);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
-
 void signal_time_write(int sig) {
   // A first file without a CUPTI flush, so that a flush that never returns
   // still leaves the ranges and the kernels seen so far.
@@ -64,7 +56,6 @@ void signal_time_write(int sig) {
 }
 
 void writer_loop() {
-  block_handled_signals_here();
   for (;;) {
     char c = 0;
     ssize_t n = ::read(request_pipe[0], &c, 1);
@@ -74,7 +65,7 @@ void writer_loop() {
       return;
     signal_time_write(pending_signal.load());
     char ok = 1;
-    (void) !::write(done_pipe[1], &ok, 1);
+    (void)!::write(done_pipe[1], &ok, 1);
   }
 }
 
@@ -113,7 +104,7 @@ void on_signal(int sig, siginfo_t* info, void* context) {
       pollfd p{done_pipe[0], POLLIN, 0};
       if (::poll(&p, 1, wait_ms) > 0) {
         char ok;
-        (void) !::read(done_pipe[0], &ok, 1);
+        (void)!::read(done_pipe[0], &ok, 1);
       }
     }
   } else {
@@ -156,11 +147,24 @@ bool start_writer_thread() {
     request_pipe[0] = request_pipe[1] = -1;
     return false;
   }
+  // Created with the signals already blocked: a thread inherits its
+  // creator's mask, and a thread that has not yet run its first line would
+  // otherwise take a pending SIGTERM itself (seen: 1 run in 20 under load),
+  // then wait in the handler for the write it should have done.
+  sigset_t set, old;
+  sigemptyset(&set);
+  for (int s : handled_signals)
+    sigaddset(&set, s);
+  pthread_sigmask(SIG_BLOCK, &set, &old);
+  bool started = true;
   try {
     std::thread{writer_loop}.detach();
   } catch (...) {
-    return false;
+    started = false;
   }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (!started)
+    return false;
   writer_pid = ::getpid();
   return true;
 }
@@ -196,5 +200,5 @@ void ensure_started() {
 // after theirs (the library unloaded with dlclose, say).
 __attribute__((destructor)) static void kport_inject_unload() {
   kport::gpu::inject::write_at_exit(
-    kport::gpu::inject::write_trigger::destructor);
+      kport::gpu::inject::write_trigger::destructor);
 }

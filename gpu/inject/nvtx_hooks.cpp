@@ -45,17 +45,17 @@ std::string message_of(const nvtxEventAttributes_t* attr) {
   if (!attr)
     return {};
   switch (attr->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII:
-      return attr->message.ascii ? attr->message.ascii : "";
-    case NVTX_MESSAGE_TYPE_UNICODE:
-      return utf8(attr->message.unicode);
-    case NVTX_MESSAGE_TYPE_REGISTERED:
-      // Only this library hands out string handles (intern_string).
-      if (attr->message.registered)
-        return *reinterpret_cast<const std::string*>(attr->message.registered);
-      return {};
-    default:
-      return {};
+  case NVTX_MESSAGE_TYPE_ASCII:
+    return attr->message.ascii ? attr->message.ascii : "";
+  case NVTX_MESSAGE_TYPE_UNICODE:
+    return utf8(attr->message.unicode);
+  case NVTX_MESSAGE_TYPE_REGISTERED:
+    // Only this library hands out string handles (intern_string).
+    if (attr->message.registered)
+      return *reinterpret_cast<const std::string*>(attr->message.registered);
+    return {};
+  default:
+    return {};
   }
 }
 
@@ -99,8 +99,8 @@ int NVTX_API domain_range_push_ex(nvtxDomainHandle_t d,
 int NVTX_API domain_range_pop(nvtxDomainHandle_t d) {
   return pop_range(domain_of(d));
 }
-nvtxRangeId_t NVTX_API domain_range_start_ex(
-  nvtxDomainHandle_t d, const nvtxEventAttributes_t* attr) {
+nvtxRangeId_t NVTX_API
+domain_range_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* attr) {
   return start_range(message_of(attr), domain_of(d));
 }
 void NVTX_API domain_range_end(nvtxDomainHandle_t, nvtxRangeId_t id) {
@@ -108,11 +108,11 @@ void NVTX_API domain_range_end(nvtxDomainHandle_t, nvtxRangeId_t id) {
 }
 nvtxDomainHandle_t NVTX_API domain_create_a(const char* name) {
   return reinterpret_cast<nvtxDomainHandle_t>(
-    const_cast<domain_info*>(intern_domain(name ? name : "")));
+      const_cast<domain_info*>(intern_domain(name ? name : "")));
 }
 nvtxDomainHandle_t NVTX_API domain_create_w(const wchar_t* name) {
   return reinterpret_cast<nvtxDomainHandle_t>(
-    const_cast<domain_info*>(intern_domain(utf8(name))));
+      const_cast<domain_info*>(intern_domain(utf8(name))));
 }
 void NVTX_API domain_destroy(nvtxDomainHandle_t) {
   // Domains stay interned: ranges recorded in them still name them.
@@ -120,15 +120,15 @@ void NVTX_API domain_destroy(nvtxDomainHandle_t) {
 nvtxStringHandle_t NVTX_API domain_register_string_a(nvtxDomainHandle_t,
                                                      const char* text) {
   return reinterpret_cast<nvtxStringHandle_t>(
-    const_cast<std::string*>(intern_string(text ? text : "")));
+      const_cast<std::string*>(intern_string(text ? text : "")));
 }
 nvtxStringHandle_t NVTX_API domain_register_string_w(nvtxDomainHandle_t,
                                                      const wchar_t* text) {
   return reinterpret_cast<nvtxStringHandle_t>(
-    const_cast<std::string*>(intern_string(utf8(text))));
+      const_cast<std::string*>(intern_string(utf8(text))));
 }
 
-template <class Fn>
+template<class Fn>
 void assign(NvtxFunctionTable table, unsigned int size, unsigned int cbid,
             Fn fn) {
   if (table && cbid < size && table[cbid])
@@ -137,17 +137,17 @@ void assign(NvtxFunctionTable table, unsigned int size, unsigned int cbid,
 
 bool fill_tables(NvtxGetExportTableFunc_t get_export_table) {
   auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(
-    get_export_table(NVTX_ETID_CALLBACKS));
-  if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks)
-      || !callbacks->GetModuleFunctionTable) {
+      get_export_table(NVTX_ETID_CALLBACKS));
+  if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks) ||
+      !callbacks->GetModuleFunctionTable) {
     debug("NVTX export table has no callbacks");
     return false;
   }
   NvtxFunctionTable core = nullptr;
   unsigned int core_size = 0;
   if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &core,
-                                         &core_size)
-      || !core) {
+                                         &core_size) ||
+      !core) {
     debug("NVTX core module table unavailable");
     return false;
   }
@@ -163,8 +163,8 @@ bool fill_tables(NvtxGetExportTableFunc_t get_export_table) {
   NvtxFunctionTable core2 = nullptr;
   unsigned int core2_size = 0;
   if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &core2,
-                                        &core2_size)
-      && core2) {
+                                        &core2_size) &&
+      core2) {
     assign(core2, core2_size, NVTX_CBID_CORE2_DomainRangePushEx,
            &domain_range_push_ex);
     assign(core2, core2_size, NVTX_CBID_CORE2_DomainRangePop,
@@ -173,12 +173,9 @@ bool fill_tables(NvtxGetExportTableFunc_t get_export_table) {
            &domain_range_start_ex);
     assign(core2, core2_size, NVTX_CBID_CORE2_DomainRangeEnd,
            &domain_range_end);
-    assign(core2, core2_size, NVTX_CBID_CORE2_DomainCreateA,
-           &domain_create_a);
-    assign(core2, core2_size, NVTX_CBID_CORE2_DomainCreateW,
-           &domain_create_w);
-    assign(core2, core2_size, NVTX_CBID_CORE2_DomainDestroy,
-           &domain_destroy);
+    assign(core2, core2_size, NVTX_CBID_CORE2_DomainCreateA, &domain_create_a);
+    assign(core2, core2_size, NVTX_CBID_CORE2_DomainCreateW, &domain_create_w);
+    assign(core2, core2_size, NVTX_CBID_CORE2_DomainDestroy, &domain_destroy);
     assign(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringA,
            &domain_register_string_a);
     assign(core2, core2_size, NVTX_CBID_CORE2_DomainRegisterStringW,

@@ -96,12 +96,11 @@ struct state {
   std::vector<module_record> modules;
   std::string cupti_error;
 
-  std::atomic<bool> nvtx_active{false}, cuda_active{false},
-    cupti_active{false};
+  std::atomic<bool> nvtx_active{false}, cuda_active{false}, cupti_active{false};
   std::atomic<void (*)(bool)> flush_hook{nullptr};
 
-  std::atomic<std::uint64_t> dropped_cupti{0}, dropped_buffers{0},
-    underflow{0}, over_cap{0}, signal_skipped{0};
+  std::atomic<std::uint64_t> dropped_cupti{0}, dropped_buffers{0}, underflow{0},
+      over_cap{0}, signal_skipped{0};
 
   std::atomic<bool> exit_written{false};
 };
@@ -162,8 +161,8 @@ bool write_file(const std::string& dir, const std::uint8_t* data,
   auto pid = std::to_string(::getpid());
   std::string final_path = dir + "/trace-" + pid + ".kpt";
   std::string tmp_path = dir + "/.trace-" + pid + ".kpt.tmp";
-  int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                  0644);
+  int fd =
+      ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     debug("cannot open %s: %s", tmp_path.c_str(), std::strerror(errno));
     return false;
@@ -183,8 +182,7 @@ bool write_file(const std::string& dir, const std::uint8_t* data,
   }
   ::close(fd);
   if (::rename(tmp_path.c_str(), final_path.c_str()) != 0) {
-    debug("cannot rename to %s: %s", final_path.c_str(),
-          std::strerror(errno));
+    debug("cannot rename to %s: %s", final_path.c_str(), std::strerror(errno));
     ::unlink(tmp_path.c_str());
     return false;
   }
@@ -210,7 +208,7 @@ void debug(const char* fmt, ...) {
   va_end(ap);
   std::size_t len = std::strlen(buf);
   buf[len] = '\n';
-  (void) !::write(2, buf, len + 1);
+  (void)!::write(2, buf, len + 1);
 }
 
 // ---- ranges ----
@@ -297,8 +295,8 @@ void end_range(std::uint64_t nvtx_id) {
   }
   auto index = static_cast<std::size_t>(nvtx_id - 1);
   std::lock_guard<std::timed_mutex> lock{s.ranges_mu};
-  if (index >= s.ranges.size() || !s.ranges[index].start_end
-      || s.ranges[index].closed || s.ranges[index].inherited) {
+  if (index >= s.ranges.size() || !s.ranges[index].start_end ||
+      s.ranges[index].closed || s.ranges[index].inherited) {
     s.underflow.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -346,10 +344,10 @@ void use_clock(std::uint64_t (*now)()) {
   auto offset = other - before;
   for (auto& r : s.ranges) {
     r.start_ns = static_cast<std::uint64_t>(
-      static_cast<std::int64_t>(r.start_ns) + offset);
+        static_cast<std::int64_t>(r.start_ns) + offset);
     if (r.closed)
       r.end_ns = static_cast<std::uint64_t>(
-        static_cast<std::int64_t>(r.end_ns) + offset);
+          static_cast<std::int64_t>(r.end_ns) + offset);
   }
   s.clock.store(now, std::memory_order_release);
 }
@@ -493,10 +491,10 @@ void write_trace(write_trigger trigger, int signal_number) {
     auto name = fbb.CreateSharedString(r.name);
     auto domain = fbb.CreateSharedString(r.domain ? r.domain->name : "");
     range_offsets.push_back(msg::CreateTraceRange(
-      fbb, r.id, name, domain,
-      r.start_end ? msg::RangeKind::start_end : msg::RangeKind::push_pop,
-      r.start_ns, r.closed ? r.end_ns : 0, r.closed, r.thread, r.depth,
-      r.parent));
+        fbb, r.id, name, domain,
+        r.start_end ? msg::RangeKind::start_end : msg::RangeKind::push_pop,
+        r.start_ns, r.closed ? r.end_ns : 0, r.closed, r.thread, r.depth,
+        r.parent));
   }
 
   struct kernel_names {
@@ -510,37 +508,37 @@ void write_trace(write_trigger trigger, int signal_number) {
     if (it == names.end()) {
       const char* n = k.name ? k.name : "";
       it = names
-             .emplace(k.name,
-                      kernel_names{fbb.CreateSharedString(n),
-                                   fbb.CreateSharedString(demangle(n))})
-             .first;
+               .emplace(k.name,
+                        kernel_names{fbb.CreateSharedString(n),
+                                     fbb.CreateSharedString(demangle(n))})
+               .first;
     }
     msg::Dim3 grid{k.grid[0], k.grid[1], k.grid[2]};
     msg::Dim3 block{k.block[0], k.block[1], k.block[2]};
     kernel_offsets.push_back(msg::CreateTraceKernel(
-      fbb, it->second.name, it->second.demangled, k.start_ns, k.end_ns,
-      k.device, k.context, k.stream, k.correlation, &grid, &block,
-      k.registers, k.static_shared, k.dynamic_shared, k.graph_id, k.range));
+        fbb, it->second.name, it->second.demangled, k.start_ns, k.end_ns,
+        k.device, k.context, k.stream, k.correlation, &grid, &block,
+        k.registers, k.static_shared, k.dynamic_shared, k.graph_id, k.range));
   }
 
   std::vector<flatbuffers::Offset<msg::TraceMemOp>> memop_offsets;
   memop_offsets.reserve(memops.size());
   for (const auto& m : memops)
     memop_offsets.push_back(msg::CreateTraceMemOp(
-      fbb, m.is_set ? msg::MemOpKind::set : msg::MemOpKind::copy,
-      m.copy_kind, m.bytes, m.start_ns, m.end_ns, m.device, m.context,
-      m.stream, m.correlation, m.range));
+        fbb, m.is_set ? msg::MemOpKind::set : msg::MemOpKind::copy, m.copy_kind,
+        m.bytes, m.start_ns, m.end_ns, m.device, m.context, m.stream,
+        m.correlation, m.range));
 
   std::vector<flatbuffers::Offset<msg::TraceModule>> module_offsets;
   module_offsets.reserve(modules.size());
   for (const auto& m : modules)
-    module_offsets.push_back(msg::CreateTraceModule(
-      fbb, fbb.CreateString(m.hash), m.size, m.module_id, m.device,
-      m.context));
+    module_offsets.push_back(
+        msg::CreateTraceModule(fbb, fbb.CreateString(m.hash), m.size,
+                               m.module_id, m.device, m.context));
 
   auto dropped = msg::CreateTraceDropped(
-    fbb, s.dropped_cupti.load(), s.dropped_buffers.load(),
-    s.underflow.load(), s.over_cap.load(), s.signal_skipped.load());
+      fbb, s.dropped_cupti.load(), s.dropped_buffers.load(), s.underflow.load(),
+      s.over_cap.load(), s.signal_skipped.load());
   auto command = fbb.CreateString(read_cmdline());
   auto error = fbb.CreateString(cupti_error);
   auto r_vec = fbb.CreateVector(range_offsets);
@@ -555,11 +553,11 @@ void write_trace(write_trigger trigger, int signal_number) {
     trig = msg::TraceTrigger::destructor;
 
   auto root = msg::CreateTrace(
-    fbb, static_cast<std::uint32_t>(::getpid()),
-    static_cast<std::uint32_t>(::getppid()), command,
-    cupti_clock ? msg::TraceClock::cupti : msg::TraceClock::monotonic, trig,
-    signal_number, s.nvtx_active.load(), s.cuda_active.load(),
-    s.cupti_active.load(), error, dropped, r_vec, k_vec, m_vec, mod_vec);
+      fbb, static_cast<std::uint32_t>(::getpid()),
+      static_cast<std::uint32_t>(::getppid()), command,
+      cupti_clock ? msg::TraceClock::cupti : msg::TraceClock::monotonic, trig,
+      signal_number, s.nvtx_active.load(), s.cuda_active.load(),
+      s.cupti_active.load(), error, dropped, r_vec, k_vec, m_vec, mod_vec);
   msg::FinishTraceBuffer(fbb, root);
   write_file(s.dir, fbb.GetBufferPointer(), fbb.GetSize());
 }

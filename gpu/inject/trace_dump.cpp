@@ -28,11 +28,11 @@ void dump(const kport::gpu::trace& t) {
   for (const auto& r : t.ranges)
     std::printf("range id=%lld name=%s domain=%s kind=%s start=%llu end=%llu "
                 "closed=%d thread=%u depth=%u parent=%lld\n",
-                static_cast<long long>(r.id), r.name.c_str(),
-                r.domain.c_str(), r.start_end ? "start_end" : "push_pop",
+                static_cast<long long>(r.id), r.name.c_str(), r.domain.c_str(),
+                r.start_end ? "start_end" : "push_pop",
                 static_cast<unsigned long long>(r.start_ns),
-                static_cast<unsigned long long>(r.end_ns), r.closed,
-                r.thread, r.depth, static_cast<long long>(r.parent));
+                static_cast<unsigned long long>(r.end_ns), r.closed, r.thread,
+                r.depth, static_cast<long long>(r.parent));
   for (const auto& k : t.kernels)
     std::printf("kernel name=%s demangled=%s start=%llu dur=%llu device=%u "
                 "stream=%u corr=%u grid=%u,%u,%u block=%u,%u,%u range=%lld\n",

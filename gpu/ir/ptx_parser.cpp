@@ -533,7 +533,7 @@ private:
     std::string target;
     while (!peek().is(';')) {
       const ptok& tk = peek();
-      if (tk.kind == ptok::eof || tk.is('}'))
+      if (tk.kind == ptok::eof || (tk.is('}') && depth == 0))
         break; // a missing `;` ends the instruction at the scope's end
       next();
       if (tk.is('{') || tk.is('[') || tk.is('(')) {

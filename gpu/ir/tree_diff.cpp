@@ -149,6 +149,7 @@ private:
       lone(edit_kind::insert, b[j], depth);
   }
 
+public:
   void pair(edit_kind kind, const norm_op& x, const norm_op& y, int depth) {
     out_.push_back({kind, depth, &x, &y});
     const std::size_t nb = std::max(x.blocks.size(), y.blocks.size());
@@ -158,6 +159,7 @@ private:
           k < y.blocks.size() ? y.blocks[k] : empty, depth + 1);
   }
 
+private:
   void lone(edit_kind kind, const norm_op& x, int depth) {
     out_.push_back({kind, depth, kind == edit_kind::remove ? &x : nullptr,
                     kind == edit_kind::insert ? &x : nullptr});
@@ -180,6 +182,14 @@ std::vector<edit> diff_ops(const std::vector<norm_op>& a,
   std::vector<edit> out;
   differ d(out, max_edits);
   d.ops(a, b, depth);
+  return out;
+}
+
+std::vector<edit> diff_trees(const norm_op& a, const norm_op& b,
+                             std::size_t max_edits) {
+  std::vector<edit> out;
+  differ d(out, max_edits);
+  d.pair(a.key == b.key ? edit_kind::same : edit_kind::change, a, b, 0);
   return out;
 }
 

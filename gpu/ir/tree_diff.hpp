@@ -28,4 +28,9 @@ std::vector<edit> diff_ops(const std::vector<norm_op>& a,
                            const std::vector<norm_op>& b, int depth = 1,
                            std::size_t max_edits = 1000);
 
+/// Edit script of two functions: the roots always pair (as same or change),
+/// their blocks align below them.
+std::vector<edit> diff_trees(const norm_op& a, const norm_op& b,
+                             std::size_t max_edits = 1000);
+
 } // namespace kport::ir

@@ -73,11 +73,16 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--jobs", run.jobs, "Jobs running at once")
     ->check(CLI::PositiveNumber);
   run_cmd->add_flag("--json", run.json, "Print one JSON object with a jobs array");
+  run_cmd->add_option("--expect", run.expect,
+                      "Expected final states (TOML [[job]] tables): exit 0 "
+                      "only when every job ends as recorded")
+    ->check(CLI::ExistingFile);
   run_cmd->add_option("--config", run.configs,
                       "Config files merged over the defaults, in order")
     ->check(CLI::ExistingFile);
-  run_cmd->footer("Exit status: 0 when every job is ACCEPTED, 1 when any is "
-                  "not, 2 for usage or config errors.");
+  run_cmd->footer("Exit status: 0 when every job is ACCEPTED (with --expect: "
+                  "when every job ends as expected), 1 when not, 2 for usage "
+                  "or config errors.");
 
   auto* schema_cmd = app.add_subcommand(
     "schema", "Print or check the artifact schemas agents write");

@@ -1,5 +1,6 @@
 #include "runtime/cli/run_command.hpp"
 
+#include "runtime/cli/expectations.hpp"
 #include "runtime/cli/json_writer.hpp"
 
 #include <algorithm>
@@ -129,12 +130,32 @@ int run_command(const run_options& opts) {
     cfg->runtime.runs_dir = opts.runs_dir;
   if (opts.jobs > 0)
     cfg->runtime.max_jobs = opts.jobs;
+  std::vector<job_expectation> expected;
+  if (!opts.expect.empty()) {
+    auto e = load_expectations(opts.expect);
+    if (!e) {
+      std::fprintf(stderr, "kport: %s\n", e.err().message.c_str());
+      return 2;
+    }
+    expected = std::move(*e);
+  }
+  std::vector<const job_expectation*> wants;
   std::vector<config::port_spec> specs;
   for (auto& path : opts.specs) {
     auto spec = config::load_port_spec(path, *cfg);
     if (!spec) {
       std::fprintf(stderr, "kport: %s\n", spec.err().message.c_str());
       return 2;
+    }
+    if (!opts.expect.empty()) {
+      auto i = std::find_if(expected.begin(), expected.end(),
+                            [&](auto& e) { return e.spec == spec->path; });
+      if (i == expected.end()) {
+        std::fprintf(stderr, "kport: %s has no [[job]] in %s\n", path.c_str(),
+                     opts.expect.c_str());
+        return 2;
+      }
+      wants.push_back(&*i);
     }
     specs.push_back(std::move(*spec));
   }
@@ -176,7 +197,18 @@ int run_command(const run_options& opts) {
   live.reset();
   auto text = opts.json ? summary_json(results) : summary_table(results);
   std::fwrite(text.data(), 1, text.size(), stdout);
-  return all_accepted ? 0 : 1;
+  std::fflush(stdout);
+  if (opts.expect.empty())
+    return all_accepted ? 0 : 1;
+  int mismatches = 0;
+  for (std::size_t i = 0; i < results.size(); ++i)
+    for (auto& d : compare(*wants[i], results[i])) {
+      std::fprintf(stderr, "kport: %s: %s\n", results[i].job.c_str(), d.c_str());
+      ++mismatches;
+    }
+  std::fprintf(stderr, "kport: %zu jobs, %s\n", results.size(),
+               mismatches ? "some did not end as expected" : "every job ended as expected");
+  return mismatches ? 1 : 0;
 }
 
 } // namespace kport::cli

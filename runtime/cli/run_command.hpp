@@ -14,6 +14,8 @@ struct run_options {
   std::string runs_dir;
   int jobs = 0;
   bool json = false;
+  /// An expectation file: exit 0 only when every job ends as it says.
+  std::string expect;
 };
 
 /// `kport run`: loads every spec first (nothing starts on a bad one),

@@ -27,9 +27,11 @@ namespace {
 
 // Overridable (KPORT_TEST_*) so the binaries run from a carried bundle.
 const std::string inject_library =
-  test_path("KPORT_TEST_INJECT_LIBRARY", KPORT_INJECT_LIBRARY);
-const std::string gpu_child = test_path("KPORT_TEST_GPU_CHILD", KPORT_GPU_CHILD);
-const std::string gpu_cubin = test_path("KPORT_TEST_GPU_CUBIN", KPORT_GPU_CUBIN);
+    test_path("KPORT_TEST_INJECT_LIBRARY", KPORT_INJECT_LIBRARY);
+const std::string gpu_child =
+    test_path("KPORT_TEST_GPU_CHILD", KPORT_GPU_CHILD);
+const std::string gpu_cubin =
+    test_path("KPORT_TEST_GPU_CUBIN", KPORT_GPU_CUBIN);
 
 // Empty when a CUDA device answers; else why not.
 std::string why_no_device() {
@@ -39,8 +41,8 @@ std::string why_no_device() {
   if (!lib)
     return std::string("dlopen libcuda.so.1: ") + ::dlerror();
   auto cu_init = reinterpret_cast<int (*)(unsigned)>(::dlsym(lib, "cuInit"));
-  auto count = reinterpret_cast<int (*)(int*)>(
-    ::dlsym(lib, "cuDeviceGetCount"));
+  auto count =
+      reinterpret_cast<int (*)(int*)>(::dlsym(lib, "cuDeviceGetCount"));
   if (!cu_init || !count)
     return "libcuda.so.1 lacks cuInit";
   if (int rc = cu_init(0); rc != 0)
@@ -53,8 +55,7 @@ std::string why_no_device() {
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in),
-          std::istreambuf_iterator<char>()};
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 class gpu_trace : public ::testing::Test {
@@ -62,12 +63,12 @@ protected:
   void SetUp() override {
     if (auto why = why_no_device(); !why.empty())
       GTEST_SKIP() << "no CUDA device: " << why;
-    dir_ = fs::temp_directory_path()
-           / ("kport-gpu-trace-"
-              + std::string(::testing::UnitTest::GetInstance()
-                              ->current_test_info()
-                              ->name())
-              + "-" + std::to_string(::getpid()));
+    dir_ =
+        fs::temp_directory_path() /
+        ("kport-gpu-trace-" +
+         std::string(
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+         "-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -97,12 +98,12 @@ protected:
 
 TEST_F(gpu_trace, kernels_have_names_ranges_and_module_hashes) {
   child_process child;
-  ASSERT_TRUE(child.start({gpu_child, "kernels", gpu_cubin},
-                          env(), (dir_ / "stderr").string()));
+  ASSERT_TRUE(child.start({gpu_child, "kernels", gpu_cubin}, env(),
+                          (dir_ / "stderr").string()));
   auto lines = child.read_lines();
   int status = child.wait();
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    << status << ": " << slurp(dir_ / "stderr");
+      << status << ": " << slurp(dir_ / "stderr");
   ASSERT_EQ(lines, std::vector<std::string>{"done"});
   EXPECT_EQ(slurp(dir_ / "stderr"), "");
 
@@ -201,7 +202,7 @@ TEST_F(gpu_trace, kernels_have_names_ranges_and_module_hashes) {
 TEST_F(gpu_trace, sigterm_keeps_the_kernels_seen_so_far) {
   child_process child;
   ASSERT_TRUE(
-    child.start({gpu_child, "hold"}, env(), (dir_ / "stderr").string()));
+      child.start({gpu_child, "hold"}, env(), (dir_ / "stderr").string()));
   std::string line;
   ASSERT_TRUE(child.read_line(line, 120000)) << slurp(dir_ / "stderr");
   ASSERT_EQ(line, "ready");

@@ -8,7 +8,7 @@ set -u -o pipefail
 B=$(cd "$1" && pwd)
 OUT=$2
 T=/tmp/kport-traces
-rm -rf "$T" && mkdir -p "$T/cuda" "$T/triton" "$T/profiler" "$T/unit"
+rm -rf "$T" && mkdir -p "$T/cuda" "$T/direct" "$T/triton" "$T/profiler"
 export KPORT_TEST_INJECT_LIBRARY=$B/libkport_inject.so
 export KPORT_TEST_GPU_CHILD=$B/kport_gpu_child
 export KPORT_TEST_GPU_CUBIN=$B/kport_cubin_kernel.cubin
@@ -22,8 +22,14 @@ echo "== machine"; date -u +%Y-%m-%dT%H:%M:%SZ; uname -r
 nvidia-smi -L; nvidia-smi --query-gpu=driver_version --format=csv,noheader
 ldd "$B/libkport_inject.so"
 
+echo "== gpu_child directly, with the library's debug log"
+inject "$T/direct" env KPORT_INJECT_DEBUG=1 timeout 60 "$B/kport_gpu_child" kernels \
+  "$B/kport_cubin_kernel.cubin"
+echo "direct rc=$?"
+"$B/kport_trace_dump" "$T/direct" | grep -v '^range'
+
 echo "== gpu tests"
-KPORT_TEST_KEEP_TRACES=$T/cuda timeout 200 "$B/kport_gpu_trace_tests"
+KPORT_TEST_KEEP_TRACES=$T/cuda timeout 120 "$B/kport_gpu_trace_tests"
 echo "gpu tests rc=$?"
 
 echo "== unit tests on the GPU machine"
@@ -39,15 +45,15 @@ python3 -c "import sys,xxhash; print(xxhash.xxh3_128_hexdigest(open(sys.argv[1],
 echo "== triton + torch under NVTX ranges"
 rm -rf /tmp/kport-triton-cache
 PYTHONUNBUFFERED=1 TRITON_CACHE_DIR=/tmp/kport-triton-cache \
-  inject "$T/triton" timeout 200 python3 "$B/triton_nvtx.py"
+  inject "$T/triton" env KPORT_INJECT_DEBUG=1 timeout 150 python3 "$B/triton_nvtx.py"
 echo "triton rc=$?"
 "$B/kport_trace_dump" "$T/triton"
 
 echo "== torch.profiler beside the library"
-PYTHONUNBUFFERED=1 inject "$T/profiler" timeout 120 python3 "$B/profiler_conflict.py"
+PYTHONUNBUFFERED=1 inject "$T/profiler" env KPORT_INJECT_DEBUG=1 timeout 60 python3 "$B/profiler_conflict.py"
 echo "profiler rc=$?"
 "$B/kport_trace_dump" "$T/profiler" | grep -v '^kernel\|^memop\|^module' 
 "$B/kport_trace_dump" "$T/profiler" | grep -c '^kernel'
 
-tar czf "$OUT/traces.tgz" -C "$T" cuda triton profiler
+tar czf "$OUT/traces.tgz" -C "$T" cuda direct triton profiler
 echo "== done"

@@ -32,9 +32,9 @@ inline std::string test_path(const char* env_name, const char* built) {
 /// library reads, plus `extra`: each test states exactly what it traces.
 inline std::vector<std::string>
 child_env(const std::vector<std::pair<std::string, std::string>>& extra) {
-  static const char* const drop[] = {"NVTX_INJECTION64_PATH=",
-                                     "CUDA_INJECTION64_PATH=",
-                                     "KPORT_TRACE_DIR=", "KPORT_INJECT_"};
+  static const char* const drop[] = {
+      "NVTX_INJECTION64_PATH=", "CUDA_INJECTION64_PATH=", "KPORT_TRACE_DIR=",
+      "KPORT_INJECT_"};
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     bool keep = true;

@@ -25,9 +25,9 @@ namespace {
 
 // Overridable (KPORT_TEST_*) so the binaries run from a carried bundle.
 const std::string inject_library =
-  test_path("KPORT_TEST_INJECT_LIBRARY", KPORT_INJECT_LIBRARY);
+    test_path("KPORT_TEST_INJECT_LIBRARY", KPORT_INJECT_LIBRARY);
 const std::string nvtx_child =
-  test_path("KPORT_TEST_NVTX_CHILD", KPORT_NVTX_CHILD);
+    test_path("KPORT_TEST_NVTX_CHILD", KPORT_NVTX_CHILD);
 
 std::uint64_t monotonic_ns() {
   timespec ts{};
@@ -46,9 +46,10 @@ std::string slurp(const fs::path& p) {
 class inject_nvtx : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto name = std::string("kport-inject-")
-                + ::testing::UnitTest::GetInstance()->current_test_info()->name()
-                + "-" + std::to_string(::getpid());
+    auto name =
+        std::string("kport-inject-") +
+        ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+        std::to_string(::getpid());
     dir_ = fs::temp_directory_path() / name;
     fs::remove_all(dir_);
     fs::create_directories(dir_);
@@ -82,8 +83,7 @@ const trace_range* find(const trace& t, const std::string& name) {
 TEST_F(inject_nvtx, ranges_keep_names_nesting_threads_and_order) {
   auto t0 = monotonic_ns();
   child_process child;
-  ASSERT_TRUE(child.start({nvtx_child, "ranges"}, traced_env(),
-                          stderr_path()));
+  ASSERT_TRUE(child.start({nvtx_child, "ranges"}, traced_env(), stderr_path()));
   auto lines = child.read_lines();
   int status = child.wait();
   auto t1 = monotonic_ns();
@@ -117,9 +117,9 @@ TEST_F(inject_nvtx, ranges_keep_names_nesting_threads_and_order) {
   for (const auto& r : t->ranges)
     names.push_back(r.name);
   std::vector<std::string> expected = {
-    "kport:n=1024", "inner",        "cpp-scoped",  "cpp-domain",
-    "wide-\xc3\xbc", "registered",  "start-end",   "kport:n=2048",
-    "worker-inner"};
+      "kport:n=1024", "inner",         "cpp-scoped",
+      "cpp-domain",   "wide-\xc3\xbc", "registered",
+      "start-end",    "kport:n=2048",  "worker-inner"};
   EXPECT_EQ(names, expected);
 
   const auto* outer = find(*t, "kport:n=1024");
@@ -130,8 +130,8 @@ TEST_F(inject_nvtx, ranges_keep_names_nesting_threads_and_order) {
   const auto* across = find(*t, "start-end");
   const auto* w_outer = find(*t, "kport:n=2048");
   const auto* w_inner = find(*t, "worker-inner");
-  ASSERT_TRUE(outer && inner && scoped && in_domain && wide && across
-              && w_outer && w_inner);
+  ASSERT_TRUE(outer && inner && scoped && in_domain && wide && across &&
+              w_outer && w_inner);
 
   EXPECT_EQ(outer->depth, 0u);
   EXPECT_EQ(outer->parent, -1);
@@ -186,8 +186,7 @@ TEST_F(inject_nvtx, ranges_keep_names_nesting_threads_and_order) {
 TEST_F(inject_nvtx, no_trace_dir_means_no_file_anywhere) {
   child_process child;
   auto env = child_env({{"NVTX_INJECTION64_PATH", inject_library}});
-  ASSERT_TRUE(
-    child.start({nvtx_child, "ranges"}, env, stderr_path(), dir_));
+  ASSERT_TRUE(child.start({nvtx_child, "ranges"}, env, stderr_path(), dir_));
   child.read_lines();
   int status = child.wait();
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
@@ -199,8 +198,7 @@ TEST_F(inject_nvtx, no_trace_dir_means_no_file_anywhere) {
 
 TEST_F(inject_nvtx, sigterm_still_leaves_a_trace_and_kills) {
   child_process child;
-  ASSERT_TRUE(
-    child.start({nvtx_child, "hold"}, traced_env(), stderr_path()));
+  ASSERT_TRUE(child.start({nvtx_child, "hold"}, traced_env(), stderr_path()));
   std::string line;
   ASSERT_TRUE(child.read_line(line));
   ASSERT_EQ(line, "ready");
@@ -222,7 +220,7 @@ TEST_F(inject_nvtx, sigterm_still_leaves_a_trace_and_kills) {
   int files = 0;
   for (const auto& e : fs::directory_iterator(traces_)) {
     ++files;
-    (void) e;
+    (void)e;
   }
   EXPECT_EQ(files, 1);
   EXPECT_EQ(slurp(stderr_path()), "");
@@ -230,8 +228,7 @@ TEST_F(inject_nvtx, sigterm_still_leaves_a_trace_and_kills) {
 
 TEST_F(inject_nvtx, sigint_kills_like_the_default_action) {
   child_process child;
-  ASSERT_TRUE(
-    child.start({nvtx_child, "hold"}, traced_env(), stderr_path()));
+  ASSERT_TRUE(child.start({nvtx_child, "hold"}, traced_env(), stderr_path()));
   std::string line;
   ASSERT_TRUE(child.read_line(line));
   child.kill(SIGINT);
@@ -245,8 +242,8 @@ TEST_F(inject_nvtx, sigint_kills_like_the_default_action) {
 
 TEST_F(inject_nvtx, process_signal_handler_runs_after_the_write) {
   child_process child;
-  ASSERT_TRUE(child.start({nvtx_child, "own-handler"}, traced_env(),
-                          stderr_path()));
+  ASSERT_TRUE(
+      child.start({nvtx_child, "own-handler"}, traced_env(), stderr_path()));
   std::string line;
   ASSERT_TRUE(child.read_line(line));
   ASSERT_EQ(line, "ready");
@@ -264,20 +261,20 @@ TEST_F(inject_nvtx, process_signal_handler_runs_after_the_write) {
 
 TEST_F(inject_nvtx, cuda_init_without_gpu_says_why_cupti_is_off) {
   child_process child;
-  ASSERT_TRUE(child.start({nvtx_child, "cuda-init",
-                           inject_library},
+  ASSERT_TRUE(child.start({nvtx_child, "cuda-init", inject_library},
                           traced_env(), stderr_path()));
   child.read_lines();
   int status = child.wait();
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    << status << " " << slurp(stderr_path());
+      << status << " " << slurp(stderr_path());
   auto t = read_trace(trace_path(child.pid()).string());
   ASSERT_TRUE(t) << t.err().message;
   EXPECT_TRUE(t->cuda_active);
   // Never silent: either CUPTI records (a GPU machine) or the trace says why
   // it does not.
-  if (!t->cupti_active)
+  if (!t->cupti_active) {
     EXPECT_FALSE(t->cupti_error.empty());
+  }
   ASSERT_EQ(t->ranges.size(), 1u);
   EXPECT_EQ(t->ranges[0].name, "kport:after-cuda-init");
   EXPECT_EQ(slurp(stderr_path()), "");

@@ -36,9 +36,7 @@ int ranges() {
   nvtxRangePushW(L"wide-\u00fc");
   nvtxRangePop();
   nvtx3::registered_string reg{"registered"};
-  {
-    nvtx3::scoped_range r{reg};
-  }
+  { nvtx3::scoped_range r{reg}; }
   nvtxRangeId_t across = nvtxRangeStartA("start-end");
   nvtxRangePop(); // kport:n=1024
 
@@ -71,7 +69,7 @@ int hold() {
 
 extern "C" void own_handler(int) {
   const char msg[] = "own handler\n";
-  (void) !::write(1, msg, sizeof msg - 1);
+  (void)!::write(1, msg, sizeof msg - 1);
   ::_exit(7);
 }
 

@@ -51,12 +51,12 @@ void write(const fs::path& p, const std::vector<std::uint8_t>& bytes) {
 class trace_file : public ::testing::Test {
 protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path()
-           / ("kport-trace-file-"
-              + std::string(::testing::UnitTest::GetInstance()
-                              ->current_test_info()
-                              ->name())
-              + "-" + std::to_string(::getpid()));
+    dir_ =
+        fs::temp_directory_path() /
+        ("kport-trace-file-" +
+         std::string(
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+         "-" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -94,7 +94,7 @@ TEST_F(trace_file, truncated_file_is_a_parse_error_naming_the_file) {
   EXPECT_EQ(t.err().code, error_code::parse);
   EXPECT_EQ(t.err().message.rfind(path + ": ", 0), 0u) << t.err().message;
   EXPECT_NE(t.err().message.find("truncated"), std::string::npos)
-    << t.err().message;
+      << t.err().message;
 }
 
 TEST_F(trace_file, foreign_file_is_refused_by_identifier) {
@@ -103,8 +103,7 @@ TEST_F(trace_file, foreign_file_is_refused_by_identifier) {
   auto t = read_trace(path);
   ASSERT_FALSE(t);
   EXPECT_EQ(t.err().code, error_code::parse);
-  EXPECT_NE(t.err().message.find("KTRC"), std::string::npos)
-    << t.err().message;
+  EXPECT_NE(t.err().message.find("KTRC"), std::string::npos) << t.err().message;
 
   auto tiny = (dir_ / "trace-9.kpt").string();
   std::ofstream(tiny) << "KT";
@@ -140,7 +139,7 @@ TEST_F(trace_file, folder_with_a_bad_trace_fails_with_its_name) {
   auto ts = read_trace_dir(dir_.string());
   ASSERT_FALSE(ts);
   EXPECT_NE(ts.err().message.find("trace-2.kpt"), std::string::npos)
-    << ts.err().message;
+      << ts.err().message;
 }
 
 TEST_F(trace_file, missing_folder_is_an_io_error) {
