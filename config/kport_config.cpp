@@ -107,11 +107,11 @@ void merge_user(toml::table& base, toml::table user) {
   if (p && p->is_table()) {
     auto* replace = p->as_table()->get("replace");
     if (replace && replace->value_or(false)) {
-      base.insert_or_assign("pipeline", *p);
+      base.insert_or_assign("pipeline", std::move(*p->as_table()));
       user.erase("pipeline");
     }
   }
-  merge_tables(base, user);
+  merge_tables(base, std::move(user));
 }
 
 } // namespace

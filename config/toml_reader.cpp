@@ -151,13 +151,15 @@ toml::table parse_toml(std::string_view text, const std::string& file) {
   }
 }
 
-void merge_tables(toml::table& base, const toml::table& over) {
-  for (auto& [k, v] : over) {
+void merge_tables(toml::table& base, toml::table&& over) {
+  // Moved, not copied: toml++ copies drop the source region, and error
+  // messages need the file and line each value came from.
+  for (auto&& [k, v] : over) {
     auto* mine = base.get(k);
     if (mine && mine->is_table() && v.is_table())
-      merge_tables(*mine->as_table(), *v.as_table());
+      merge_tables(*mine->as_table(), std::move(*v.as_table()));
     else
-      base.insert_or_assign(k, v);
+      base.insert_or_assign(k, std::move(v));
   }
 }
 

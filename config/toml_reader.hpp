@@ -61,6 +61,6 @@ private:
 toml::table parse_toml(std::string_view text, const std::string& file);
 
 /// Merges `over` into `base`, table by table; `over` wins on leaves.
-void merge_tables(toml::table& base, const toml::table& over);
+void merge_tables(toml::table& base, toml::table&& over);
 
 } // namespace kport::config

@@ -1,0 +1,48 @@
+#include "gates/bench_samples.hpp"
+
+#include <gtest/gtest.h>
+
+namespace kport::gates {
+namespace {
+
+gpu::trace make_trace() {
+  gpu::trace t;
+  auto range = [&](std::int64_t id, std::string name, std::uint64_t a,
+                   std::uint64_t b) {
+    gpu::trace_range r{};
+    r.id = id;
+    r.name = std::move(name);
+    r.start_ns = a;
+    r.end_ns = b;
+    t.ranges.push_back(r);
+  };
+  range(1, "kport:n=16", 100, 300);
+  range(2, "kport:n=16", 400, 500);
+  range(3, "warmup", 0, 50);
+  range(4, "kport:n=32", 600, 1600);
+  gpu::trace_kernel k{};
+  k.range = 4;
+  k.start_ns = 700;
+  k.end_ns = 750;
+  t.kernels.push_back(k);
+  k.start_ns = 800;
+  k.end_ns = 830;
+  t.kernels.push_back(k);
+  return t;
+}
+
+TEST(bench_samples, host_time_is_the_range_duration) {
+  auto s = samples_from_traces({make_trace()}, time_source::range_wall);
+  ASSERT_EQ(s.per_config.size(), 2u);
+  EXPECT_EQ(s.per_config["n=16"], (std::vector<double>{200, 100}));
+  EXPECT_EQ(s.per_config["n=32"], (std::vector<double>{1000}));
+}
+
+TEST(bench_samples, device_time_is_the_sum_of_kernels_in_the_range) {
+  auto s = samples_from_traces({make_trace()}, time_source::kernel_sum);
+  EXPECT_EQ(s.per_config["n=32"], (std::vector<double>{80}));
+  EXPECT_EQ(s.per_config["n=16"], (std::vector<double>{0, 0}));
+}
+
+} // namespace
+} // namespace kport::gates

@@ -1,0 +1,69 @@
+#include "gates/correctness_gate.hpp"
+
+#include <gtest/gtest.h>
+
+namespace kport::gates {
+namespace {
+
+runtime::process_outcome exited(int code) {
+  runtime::process_outcome o;
+  o.exit_code = code;
+  return o;
+}
+
+test_counts counts(int executed, int failed, int skipped = 0) {
+  test_counts c;
+  c.format = "gtest";
+  c.executed = executed;
+  c.passed = executed - failed;
+  c.failed = failed;
+  c.skipped = skipped;
+  return c;
+}
+
+TEST(correctness_gate, executed_tests_without_failure_pass) {
+  auto d = decide_correctness(exited(0), counts(12, 0));
+  EXPECT_EQ(d.verdict, "ALL_PASS");
+}
+
+TEST(correctness_gate, skipped_only_suite_fails_correctness) {
+  auto d = decide_correctness(exited(0), counts(0, 0, 5));
+  EXPECT_EQ(d.verdict, "FAIL");
+  EXPECT_EQ(d.failure, "host");
+  EXPECT_NE(d.reason.find("no_tests_ran"), std::string::npos);
+}
+
+TEST(correctness_gate, failed_tests_are_a_kernel_failure) {
+  auto d = decide_correctness(exited(1), counts(10, 2));
+  EXPECT_EQ(d.verdict, "FAIL");
+  EXPECT_EQ(d.failure, "kernel");
+  EXPECT_NE(d.reason.find("2 of 10"), std::string::npos);
+}
+
+TEST(correctness_gate, no_summary_with_clean_exit_is_not_a_pass) {
+  auto d = decide_correctness(exited(0), std::nullopt);
+  EXPECT_EQ(d.verdict, "FAIL");
+  EXPECT_NE(d.reason.find("no_tests_ran"), std::string::npos);
+}
+
+TEST(correctness_gate, crash_without_summary_fails) {
+  runtime::process_outcome o;
+  o.signal = 11;
+  auto d = decide_correctness(o, std::nullopt);
+  EXPECT_EQ(d.verdict, "FAIL");
+  EXPECT_EQ(d.failure, "kernel");
+}
+
+TEST(correctness_gate, nonzero_exit_fails_even_with_a_clean_summary) {
+  auto d = decide_correctness(exited(3), counts(10, 0));
+  EXPECT_EQ(d.verdict, "FAIL");
+}
+
+TEST(correctness_gate, timeout_fails) {
+  auto o = exited(-1);
+  o.timed_out = true;
+  EXPECT_EQ(decide_correctness(o, counts(3, 0)).verdict, "FAIL");
+}
+
+} // namespace
+} // namespace kport::gates
