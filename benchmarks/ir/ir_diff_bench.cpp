@@ -6,6 +6,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <string>
 
 namespace {
@@ -90,8 +91,10 @@ std::string module(std::size_t lines, bool side_b) {
   std::string out = "cuda_tile.module @bench {\n";
   std::size_t count = 0;
   for (int k = 0; count < lines; ++k) {
+    auto before = out.size();
     kernel(out, k, side_b);
-    count = static_cast<std::size_t>(std::count(out.begin(), out.end(), '\n'));
+    count += static_cast<std::size_t>(
+        std::count(out.begin() + static_cast<long>(before), out.end(), '\n'));
   }
   out += "}\n";
   return out;

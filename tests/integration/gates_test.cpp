@@ -1,0 +1,151 @@
+// The whole default pipeline on the tiny project: scripted exec agents write
+// real candidates, kport runs the real test script and bench program, and the
+// gates decide.
+
+#include "support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace kport::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct gates_test : ::testing::Test {
+  temp_dir tmp;
+  config::kport_config cfg = make_config(tmp / "runs");
+  std::unique_ptr<runtime::engine> eng = start_engine(cfg);
+
+  runtime::job_result run(const project_spec& p) {
+    auto job = eng->submit(make_spec(p, cfg));
+    EXPECT_TRUE(job) << job.err().message;
+    if (!job)
+      return {};
+    auto r = eng->wait(*job, job_timeout);
+    EXPECT_TRUE(r) << r.err().message;
+    return r ? *r : runtime::job_result{};
+  }
+};
+
+std::vector<std::string> stages_of(const std::vector<std::string>& path) {
+  std::vector<std::string> out;
+  for (auto& p : path)
+    out.push_back(p.substr(0, p.find(' ')));
+  return out;
+}
+
+TEST_F(gates_test, good_agent_port_is_accepted_with_tests_and_perf_evidence) {
+  auto r = run({.agent = "good.sh"});
+  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  EXPECT_EQ(r.path,
+            (std::vector<std::string>{
+              "analyze/1 PASS", "translate/1 COMPILED",
+              "integrate/1 INTEGRATED", "structure/1 PASS_WITH_NOTES",
+              "correctness/1 ALL_PASS", "performance/1 DONE"}));
+  EXPECT_EQ(r.tests_executed, 6);
+  EXPECT_EQ(r.tests_failed, 0);
+  ASSERT_TRUE(r.has_geomean);
+  EXPECT_EQ(r.configs, 2);
+  EXPECT_GE(r.geomean, r.floor);
+  EXPECT_DOUBLE_EQ(r.floor, 0.95);
+
+  // verdict.json on disk says the same as wait().
+  auto verdict_path = (fs::path{r.evidence} / "verdict.json").string();
+  auto v = runtime::read_verdict_file(verdict_path);
+  ASSERT_TRUE(v) << v.err().message;
+  EXPECT_EQ(v->state, "ACCEPTED");
+  EXPECT_EQ(v->attempts, r.attempts);
+  EXPECT_EQ(v->attempts.at("analyze"), 1);
+  EXPECT_EQ(v->attempts.at("translate"), 1);
+  EXPECT_EQ(v->attempts.at("integrate"), 1);
+  EXPECT_EQ(v->tests_executed, 6);
+  EXPECT_EQ(v->configs, 2);
+  EXPECT_DOUBLE_EQ(v->geomean, r.geomean);
+  EXPECT_EQ(v->path, r.path);
+  auto json = read_text(verdict_path);
+  for (auto* key : {"\"state\": \"ACCEPTED\"", "\"attempts\"", "\"tests\"",
+                    "\"executed\": 6", "\"perf\"", "\"configs\"",
+                    "\"config\": \"small\"", "\"config\": \"large\"",
+                    "\"geomean\"", "\"t_ref_ns\"", "\"t_cand_ns\"",
+                    "\"history\""})
+    EXPECT_TRUE(contains(json, key)) << key << " missing from\n" << json;
+  // The candidate the agent wrote is what the gates ran.
+  EXPECT_TRUE(fs::exists(fs::path{r.evidence} / "workspace" / "kernel.sh"));
+}
+
+TEST_F(gates_test, broken_then_fixed_port_is_accepted_after_one_repair_cycle) {
+  auto r = run({.agent = "broken_then_fixed.sh"});
+  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  EXPECT_EQ(r.attempts.at("translate"), 2);
+  EXPECT_EQ(r.attempts.at("diagnose_ir"), 1);
+  EXPECT_EQ(r.repair_cycles, 1);
+  EXPECT_EQ(r.path,
+            (std::vector<std::string>{
+              "analyze/1 PASS", "translate/1 COMPILED",
+              "integrate/1 INTEGRATED", "structure/1 PASS_WITH_NOTES",
+              "correctness/1 FAIL", "diagnose_ir/1 FAIL_FIXABLE",
+              "translate/2 COMPILED", "integrate/2 INTEGRATED",
+              "structure/2 PASS_WITH_NOTES", "correctness/2 ALL_PASS",
+              "performance/1 DONE"}));
+  auto h = read_history(r.evidence);
+  auto failed = std::find_if(h.begin(), h.end(), [](auto& t) {
+    return t.stage == "correctness" && t.verdict == "FAIL";
+  });
+  ASSERT_NE(failed, h.end()) << describe(h);
+  EXPECT_EQ(failed->qualifier, "kernel");
+  EXPECT_EQ(failed->next, "diagnose_ir");
+  EXPECT_TRUE(contains(failed->reason, "2 of 6 tests failed")) << failed->reason;
+  EXPECT_EQ(r.tests_executed, 6);
+  EXPECT_EQ(r.tests_failed, 0);
+}
+
+TEST_F(gates_test, skip_only_suite_never_passes_correctness_and_ends_at_a_cap) {
+  auto r = run({.agent = "good.sh",
+                .test = {project_path("run_tests_skip.sh")}});
+  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  EXPECT_TRUE(contains(r.reason, "cap")) << r.reason;
+  auto h = read_history(r.evidence);
+  int correctness_runs = 0;
+  for (auto& t : h) {
+    EXPECT_NE(t.verdict, "ALL_PASS") << describe(h);
+    if (t.stage != "correctness")
+      continue;
+    ++correctness_runs;
+    EXPECT_EQ(t.verdict, "FAIL");
+    EXPECT_EQ(t.qualifier, "host");
+    EXPECT_TRUE(t.next == "integrate" || t.next == "REJECTED") << t.next;
+    EXPECT_TRUE(contains(t.reason, "no_tests_ran")) << t.reason;
+  }
+  EXPECT_GE(correctness_runs, 1) << describe(h);
+  // Host failures go back to integrate, which ends the job at its cap.
+  EXPECT_EQ(r.attempts.at("integrate"), 3) << describe(h);
+  auto stages = stages_of(r.path);
+  EXPECT_EQ(std::count(stages.begin(), stages.end(), "performance"), 0);
+}
+
+TEST_F(gates_test, slow_port_is_investigated_and_rejected_at_the_perf_cap) {
+  auto r = run({.agent = "good.sh", .candidate = "slow"});
+  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  EXPECT_TRUE(contains(r.reason, "cap")) << r.reason;
+  EXPECT_EQ(r.path,
+            (std::vector<std::string>{
+              "analyze/1 PASS", "translate/1 COMPILED",
+              "integrate/1 INTEGRATED", "structure/1 PASS_WITH_NOTES",
+              "correctness/1 ALL_PASS", "performance/1 INVESTIGATE",
+              "diagnose_perf/1 FIXABLE", "translate/2 COMPILED",
+              "integrate/2 INTEGRATED", "structure/2 PASS_WITH_NOTES",
+              "correctness/2 ALL_PASS", "performance/2 INVESTIGATE"}));
+  EXPECT_EQ(r.attempts.at("diagnose_perf"), 1);
+  ASSERT_TRUE(r.has_geomean);
+  EXPECT_LT(r.geomean, r.floor);
+  EXPECT_EQ(r.configs, 2);
+  auto h = read_history(r.evidence);
+  ASSERT_FALSE(h.empty());
+  EXPECT_TRUE(contains(h.back().reason, "geomean")) << describe(h);
+}
+
+} // namespace
+} // namespace kport::test

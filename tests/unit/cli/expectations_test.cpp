@@ -1,0 +1,62 @@
+#include "runtime/cli/expectations.hpp"
+
+#include "runtime/atomic_file.hpp"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+
+namespace kport::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(expectations, loads_jobs_relative_to_the_file) {
+  auto dir = fs::temp_directory_path() / "kport_expect_test";
+  auto path = (dir / "expected.toml").string();
+  ASSERT_TRUE(runtime::write_file_atomic(path, R"(
+[[job]]
+spec = "saxpy/port.toml"
+state = "ACCEPTED"
+path = ["analyze/1 PASS"]
+[job.attempts]
+translate = 1
+)"));
+  auto e = load_expectations(path);
+  ASSERT_TRUE(e) << e.err().message;
+  ASSERT_EQ(e->size(), 1u);
+  EXPECT_EQ((*e)[0].spec, fs::weakly_canonical(dir / "saxpy/port.toml").string());
+  EXPECT_EQ((*e)[0].attempts.at("translate"), 1);
+}
+
+TEST(expectations, unknown_key_in_a_job_is_refused) {
+  auto path = (fs::temp_directory_path() / "kport_expect_bad.toml").string();
+  ASSERT_TRUE(runtime::write_file_atomic(
+    path, "[[job]]\nspec = \"a.toml\"\nstate = \"ACCEPTED\"\nstat = \"x\"\n"));
+  auto e = load_expectations(path);
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.err().message.find("job.stat"), std::string::npos)
+    << e.err().message;
+}
+
+TEST(expectations, every_difference_is_named) {
+  job_expectation want;
+  want.state = "REJECTED";
+  want.reason_contains = "cap";
+  want.attempts = {{"translate", 2}, {"diagnose_perf", 1}};
+  want.path = {"analyze/1 PASS"};
+  runtime::job_result got;
+  got.state = "ACCEPTED";
+  got.reason = "performance DONE";
+  got.attempts = {{"translate", 1}};
+  got.path = {"analyze/1 PASS", "translate/1 COMPILED"};
+  auto diffs = compare(want, got);
+  EXPECT_EQ(diffs.size(), 5u);
+  got.state = "REJECTED";
+  got.reason = "cap: stage `diagnose_perf` has used its 1 attempt";
+  got.attempts = {{"translate", 2}, {"diagnose_perf", 1}};
+  got.path = {"analyze/1 PASS"};
+  EXPECT_TRUE(compare(want, got).empty());
+}
+
+} // namespace
+} // namespace kport::cli
