@@ -44,7 +44,9 @@ void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
   inv.result_path = (dir / "result.json").string();
   inv.attempt_dir = plan.attempt_dir;
   inv.workspace = plan.workspace;
-  inv.schema_path = (dir / "schema.fbs").string();
+  inv.schema_path = (fs::path{plan.env->runs_dir} / "schemas" /
+                     (plan.def.schema + ".fbs"))
+                      .string();
   inv.log_path = (dir / "agent.log").string();
   inv.log_limit = plan.env->cfg->runtime.agent_log_limit;
   inv.agent = &plan.spec->agent_for(plan.stage);

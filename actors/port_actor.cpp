@@ -69,7 +69,9 @@ result<std::string> write_task(self_ptr self, const config::stage_def& def,
   task.spec->perf_rounds = st.spec->perf_rounds;
   task.workspace = st.workspace;
   task.result_path = (fs::path{attempt_dir} / "result.json").string();
-  task.schema_path = (fs::path{attempt_dir} / "schema.fbs").string();
+  // Schemas never change while kport runs: one copy per runs folder.
+  task.schema_path =
+    (fs::path{st.env->runs_dir} / "schemas" / (def.schema + ".fbs")).string();
   for (auto& [stage, art] : st.latest) {
     auto ref = std::make_unique<msg::ArtifactRefT>();
     ref->stage = stage;
@@ -90,10 +92,10 @@ result<std::string> write_task(self_ptr self, const config::stage_def& def,
   auto base = (fs::path{attempt_dir} / "task").string();
   if (auto r = runtime::store_artifact(base, "task", binary_of(fbb)); !r)
     return std::move(r).err();
-  auto schema = runtime::schema_text(def.schema);
-  if (schema)
-    if (auto r = runtime::write_file_atomic(task.schema_path, *schema); !r)
-      return std::move(r).err();
+  if (!fs::exists(task.schema_path))
+    if (auto schema = runtime::schema_text(def.schema))
+      if (auto r = runtime::write_file_atomic(task.schema_path, *schema); !r)
+        return std::move(r).err();
   return base + ".json";
 }
 

@@ -51,6 +51,7 @@ kport_config decode(toml::table& merged) {
     c.runtime.agent_log_limit =
       static_cast<std::size_t>(positive(r, "agent_log_limit_mib", 16)) << 20;
     c.runtime.journal = r.boolean("journal", c.runtime.journal);
+    c.runtime.fsync = r.boolean("fsync", c.runtime.fsync);
     r.finish();
   }
   if (auto* t = top.table("devices")) {

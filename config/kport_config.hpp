@@ -19,6 +19,7 @@ struct runtime_settings {
   std::string log_level = "info";
   std::size_t agent_log_limit = 16u << 20;
   bool journal = true;
+  bool fsync = true;
 };
 
 /// [devices]: where measured runs go.

@@ -1,5 +1,6 @@
 #include "runtime/atomic_file.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -14,6 +15,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+std::atomic<bool> durable_writes{true};
+
 error io_error(std::string_view what, const std::string& path) {
   return fail(error_code::io,
               fmt::format("cannot {} `{}`: {}", what, path,
@@ -21,6 +24,10 @@ error io_error(std::string_view what, const std::string& path) {
 }
 
 } // namespace
+
+void set_durable_writes(bool durable) noexcept {
+  durable_writes.store(durable, std::memory_order_relaxed);
+}
 
 result<void> write_file_atomic(const std::string& path,
                                std::string_view bytes) {
@@ -49,7 +56,8 @@ result<void> write_file_atomic(const std::string& path,
     done += static_cast<std::size_t>(w);
   }
   ::fchmod(fd, 0644);
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  bool durable = durable_writes.load(std::memory_order_relaxed);
+  if ((durable && ::fsync(fd) != 0) || ::close(fd) != 0) {
     auto err = io_error("flush", tmp);
     ::unlink(tmp.c_str());
     return err;
@@ -60,7 +68,8 @@ result<void> write_file_atomic(const std::string& path,
     return err;
   }
   // The rename is durable only once the folder entry is on disk.
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dfd = durable ? ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                    : -1;
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);

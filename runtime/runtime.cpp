@@ -118,6 +118,7 @@ result<std::unique_ptr<engine>> engine::start(config::kport_config cfg,
                                             runs.string(), ec.message()));
   cfg.runtime.runs_dir = runs.string();
   spdlog::set_level(spdlog::level::from_str(cfg.runtime.log_level));
+  set_durable_writes(cfg.runtime.fsync);
   std::shared_ptr<journal> jr;
   if (cfg.runtime.journal) {
     auto j = journal::open((runs / "journal.sqlite").string());

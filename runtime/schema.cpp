@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <memory>
+#include <mutex>
 
 namespace kport::msg {
 struct embedded_schema {
@@ -35,33 +36,79 @@ std::string known_schemas() {
   return out;
 }
 
-/// A parser that has read one schema. Parsers are not thread-safe and a
-/// schema parse costs far more than a JSON parse, so each thread keeps its own.
-result<flatbuffers::Parser*> parser_for(std::string_view name) {
-  thread_local std::map<std::string, std::unique_ptr<flatbuffers::Parser>,
-                        std::less<>>
-    cache;
-  if (auto i = cache.find(name); i != cache.end())
-    return i->second.get();
-  auto* s = find_schema(name);
-  if (!s)
-    return fail(error_code::not_found,
-                fmt::format("no schema `{}`; known: {}", name,
-                            known_schemas()));
-  flatbuffers::IDLOptions opts;
-  opts.strict_json = true;
-  opts.output_default_scalars_in_json = true;
-  opts.indent_step = 2;
-  auto p = std::make_unique<flatbuffers::Parser>(opts);
-  auto file = std::string{name} + ".fbs";
-  if (!p->Parse(s->text, nullptr, file.c_str()))
-    return fail(error_code::internal,
-                fmt::format("embedded schema `{}` does not parse: {}", name,
-                            p->error_));
-  auto* raw = p.get();
-  cache.emplace(std::string{name}, std::move(p));
-  return raw;
+/// Parsers that have read one schema, kept for reuse. A schema parse costs
+/// far more than a JSON parse, parsers are not thread-safe, and attempts run
+/// on short-lived threads: so a shared pool, not a thread_local cache.
+class parser_pool {
+public:
+  /// A parser for `name`, taken from the pool or made.
+  result<std::unique_ptr<flatbuffers::Parser>> take(std::string_view name) {
+    {
+      std::lock_guard guard{mtx_};
+      auto& free = free_[std::string{name}];
+      if (!free.empty()) {
+        auto p = std::move(free.back());
+        free.pop_back();
+        return p;
+      }
+    }
+    auto* s = find_schema(name);
+    if (!s)
+      return fail(error_code::not_found,
+                  fmt::format("no schema `{}`; known: {}", name,
+                              known_schemas()));
+    flatbuffers::IDLOptions opts;
+    opts.strict_json = true;
+    opts.output_default_scalars_in_json = true;
+    opts.indent_step = 2;
+    auto p = std::make_unique<flatbuffers::Parser>(opts);
+    auto file = std::string{name} + ".fbs";
+    if (!p->Parse(s->text, nullptr, file.c_str()))
+      return fail(error_code::internal,
+                  fmt::format("embedded schema `{}` does not parse: {}", name,
+                              p->error_));
+    return p;
+  }
+
+  void give_back(std::string_view name, std::unique_ptr<flatbuffers::Parser> p) {
+    p->error_.clear();
+    std::lock_guard guard{mtx_};
+    free_[std::string{name}].push_back(std::move(p));
+  }
+
+private:
+  std::mutex mtx_;
+  std::map<std::string, std::vector<std::unique_ptr<flatbuffers::Parser>>> free_;
+};
+
+parser_pool& pool() {
+  static parser_pool instance;
+  return instance;
 }
+
+/// A parser on loan from the pool for one call.
+class parser_lease {
+public:
+  static result<parser_lease> take(std::string_view name) {
+    auto p = pool().take(name);
+    if (!p)
+      return std::move(p).err();
+    return parser_lease{std::string{name}, std::move(*p)};
+  }
+  parser_lease(parser_lease&&) = default;
+  ~parser_lease() {
+    if (p_)
+      pool().give_back(name_, std::move(p_));
+  }
+  flatbuffers::Parser& operator*() { return *p_; }
+  flatbuffers::Parser* operator->() { return p_.get(); }
+
+private:
+  parser_lease(std::string name, std::unique_ptr<flatbuffers::Parser> p)
+    : name_(std::move(name)), p_(std::move(p)) {}
+  std::string name_;
+  std::unique_ptr<flatbuffers::Parser> p_;
+};
 
 std::string enum_names(const flatbuffers::EnumDef& e) {
   std::string out;
@@ -149,7 +196,7 @@ result<std::string_view> schema_text(std::string_view name) {
 result<std::string> artifact_from_json(std::string_view schema,
                                        std::string_view json,
                                        std::string_view source_name) {
-  auto p = parser_for(schema);
+  auto p = parser_lease::take(schema);
   if (!p)
     return std::move(p).err();
   auto& parser = **p;
@@ -178,7 +225,7 @@ result<std::string> artifact_from_json(std::string_view schema,
 
 result<std::string> artifact_to_json(std::string_view schema,
                                      std::string_view binary) {
-  auto p = parser_for(schema);
+  auto p = parser_lease::take(schema);
   if (!p)
     return std::move(p).err();
   auto& parser = **p;
@@ -196,7 +243,7 @@ result<std::string> artifact_to_json(std::string_view schema,
 }
 
 result<std::vector<std::string>> verdict_literals(std::string_view schema) {
-  auto p = parser_for(schema);
+  auto p = parser_lease::take(schema);
   if (!p)
     return std::move(p).err();
   auto* root = (*p)->root_struct_def_;

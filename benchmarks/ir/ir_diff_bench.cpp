@@ -27,14 +27,16 @@ void kernel(std::string& out, int k, bool side_b) {
       "    " + v("iv") + " = make_tensor_view " + v("in") +
       ", shape = [4096, 1024], strides = [1024, 1] : "
       "tensor_view<4096x1024xf32, strides=[1024,1]>\n"
-      "    " + v("ip") + " = make_partition_view " + v("iv") +
+      "    " +
+      v("ip") + " = make_partition_view " + v("iv") +
       " : partition_view<tile=(1x1024), tensor_view<4096x1024xf32, "
       "strides=[1024,1]>>\n";
   std::string out_views =
       "    " + v("ov") + " = make_tensor_view " + v("out") +
       ", shape = [4096, 1024], strides = [1024, 1] : "
       "tensor_view<4096x1024xf32, strides=[1024,1]>\n"
-      "    " + v("op") + " = make_partition_view " + v("ov") +
+      "    " +
+      v("op") + " = make_partition_view " + v("ov") +
       " : partition_view<tile=(1x1024), tensor_view<4096x1024xf32, "
       "strides=[1024,1]>>\n";
   out += side_b ? out_views + in_views : in_views + out_views;
@@ -122,10 +124,10 @@ void pair_by_name(benchmark::State& state) {
     functions = r->functions.size();
     benchmark::DoNotOptimize(r->overall);
   }
-  state.counters["lines_a"] = static_cast<double>(
-      std::count(a.begin(), a.end(), '\n'));
-  state.counters["lines_b"] = static_cast<double>(
-      std::count(b.begin(), b.end(), '\n'));
+  state.counters["lines_a"] =
+      static_cast<double>(std::count(a.begin(), a.end(), '\n'));
+  state.counters["lines_b"] =
+      static_cast<double>(std::count(b.begin(), b.end(), '\n'));
   state.counters["functions"] = static_cast<double>(functions);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
                           static_cast<std::int64_t>(a.size() + b.size()));

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <unordered_map>
 
 namespace kport::ir {
 
@@ -177,9 +178,9 @@ function_report compare(const norm_function& fa, const norm_function& fb,
       r.info.push_back(msg);
   }
   if (fa.dropped_constants || fb.dropped_constants)
-    r.info.push_back("dead constants dropped: " +
-                     std::to_string(fa.dropped_constants) + " in a, " +
-                     std::to_string(fb.dropped_constants) + " in b");
+    r.info.push_back(
+        "dead constants dropped: " + std::to_string(fa.dropped_constants) +
+        " in a, " + std::to_string(fb.dropped_constants) + " in b");
 
   auto script = diff_trees(fa.root, fb.root);
   std::size_t dropped_failures = 0, significant = 0, moved_critical = 0;
@@ -199,8 +200,8 @@ function_report compare(const norm_function& fa, const norm_function& fb,
       attr_diffs(pol, *e.a, *e.b, must);
       for (const auto& m : must)
         push_capped(r.failures,
-                    "a:" + std::to_string(e.a->line) + " b:" +
-                        std::to_string(e.b->line) + ": `" + e.a->name +
+                    "a:" + std::to_string(e.a->line) +
+                        " b:" + std::to_string(e.b->line) + ": `" + e.a->name +
                         "` attribute " + m + " (must match)",
                     dropped_failures);
       if (e.depth == 0) {
@@ -212,8 +213,7 @@ function_report compare(const norm_function& fa, const norm_function& fb,
         else
           for (const auto& d : attr_diffs(pol, *e.a, *e.b, must))
             r.info.push_back("function attribute " + d);
-      }
-      else if (level != severity::info)
+      } else if (level != severity::info)
         ++significant;
     } else if (level == severity::critical) {
       ++moved_critical;
@@ -388,23 +388,32 @@ kport::result<diff_report> diff_texts(std::string_view a, std::string_view b,
   auto funcs_b = list_functions(*fb);
   std::vector<char> used_a(funcs_a.size(), 0), used_b(funcs_b.size(), 0);
   std::vector<std::pair<std::size_t, std::size_t>> pairs;
-  auto find = [](const std::vector<function_ref>& v,
-                 const std::vector<char>& used, const std::string& name) {
+  // Name -> indices, so that pairing thousands of functions stays linear.
+  auto index = [](const std::vector<function_ref>& v) {
+    std::unordered_map<std::string, std::vector<std::size_t>> m;
     for (std::size_t i = 0; i < v.size(); ++i)
-      if (!used[i] && v[i].name == name)
-        return static_cast<long>(i);
+      m[v[i].name].push_back(i);
+    return m;
+  };
+  auto index_a = index(funcs_a), index_b = index(funcs_b);
+  auto find = [&](const std::vector<function_ref>& v,
+                  const std::vector<char>& used, const std::string& name) {
+    const auto& m = &v == &funcs_a ? index_a : index_b;
+    auto it = m.find(name);
+    if (it != m.end())
+      for (auto i : it->second)
+        if (!used[i])
+          return static_cast<long>(i);
     return -1L;
   };
   for (const auto& [na, nb] : opts.function_map) {
     auto ia = find(funcs_a, used_a, na);
     auto ib = find(funcs_b, used_b, nb);
     if (ia < 0 || ib < 0) {
-      rep.failures.push_back("function map names `" + na + "` -> `" + nb +
-                             "`, but " +
-                             (ia < 0 ? "`" + na + "` is not in " +
-                                           std::string(name_a)
-                                     : "`" + nb + "` is not in " +
-                                           std::string(name_b)));
+      rep.failures.push_back(
+          "function map names `" + na + "` -> `" + nb + "`, but " +
+          (ia < 0 ? "`" + na + "` is not in " + std::string(name_a)
+                  : "`" + nb + "` is not in " + std::string(name_b)));
       continue;
     }
     used_a[ia] = used_b[ib] = 1;
@@ -438,11 +447,12 @@ kport::result<diff_report> diff_texts(std::string_view a, std::string_view b,
     for (std::size_t i = 0; i < v.size(); ++i) {
       if (used[i])
         continue;
-      std::string msg = (v[i].kernel ? "kernel `" : "function `") +
-                        v[i].name + "` of " + std::string(file) +
+      std::string msg = (v[i].kernel ? "kernel `" : "function `") + v[i].name +
+                        "` of " + std::string(file) +
                         " has no counterpart in " + std::string(other);
       if (v[i].kernel)
-        rep.failures.push_back(msg + "; map it with diff_options::function_map");
+        rep.failures.push_back(msg +
+                               "; map it with diff_options::function_map");
       else
         rep.notes.push_back(msg);
     }
@@ -450,11 +460,10 @@ kport::result<diff_report> diff_texts(std::string_view a, std::string_view b,
   unmatched(funcs_a, used_a, name_a, name_b);
   unmatched(funcs_b, used_b, name_b, name_a);
   if (pairs.empty() && rep.failures.empty())
-    rep.failures.push_back("no function pairs to compare: " +
-                           std::to_string(funcs_a.size()) + " functions in " +
-                           std::string(name_a) + ", " +
-                           std::to_string(funcs_b.size()) + " in " +
-                           std::string(name_b));
+    rep.failures.push_back(
+        "no function pairs to compare: " + std::to_string(funcs_a.size()) +
+        " functions in " + std::string(name_a) + ", " +
+        std::to_string(funcs_b.size()) + " in " + std::string(name_b));
   std::sort(pairs.begin(), pairs.end());
   for (auto [ia, ib] : pairs) {
     auto na = normalize(funcs_a[ia]);

@@ -192,8 +192,9 @@ std::string diff_report::to_text() const {
 std::string diff_report::to_json() const {
   std::ostringstream o;
   o << "{\n  \"verdict\": " << json_string(to_string(overall))
-    << ",\n  \"a\": " << json_string(name_a) << ",\n  \"b\": "
-    << json_string(name_b) << ",\n  \"policy\": " << json_string(policy_name)
+    << ",\n  \"a\": " << json_string(name_a)
+    << ",\n  \"b\": " << json_string(name_b)
+    << ",\n  \"policy\": " << json_string(policy_name)
     << ",\n  \"failures\": " << json_list(failures)
     << ",\n  \"notes\": " << json_list(notes)
     << ",\n  \"info\": " << json_list(info) << ",\n  \"functions\": [";

@@ -66,9 +66,9 @@ struct diff_report {
   std::string name_a, name_b, policy_name;
   std::size_t max_excerpt_lines = 40;
 
-  std::string to_text() const;  ///< what `kport ir-diff` prints
-  std::string to_json() const;  ///< what `kport ir-diff --json` prints
-  std::string excerpt() const;  ///< at most max_excerpt_lines, for the gate
+  std::string to_text() const; ///< what `kport ir-diff` prints
+  std::string to_json() const; ///< what `kport ir-diff --json` prints
+  std::string excerpt() const; ///< at most max_excerpt_lines, for the gate
 };
 
 } // namespace kport::ir

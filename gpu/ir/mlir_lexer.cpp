@@ -10,8 +10,12 @@ bool id_start(char c) {
 bool id_char(char c) {
   return id_start(c) || (c >= '0' && c <= '9') || c == '$' || c == '.';
 }
-bool suffix_char(char c) { return id_char(c) || c == '-'; }
-bool digit(char c) { return c >= '0' && c <= '9'; }
+bool suffix_char(char c) {
+  return id_char(c) || c == '-';
+}
+bool digit(char c) {
+  return c >= '0' && c <= '9';
+}
 bool hex_digit(char c) {
   return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
@@ -20,7 +24,8 @@ bool hex_digit(char c) {
 /// lexing stays linear even on lines full of unmatched brackets (fuzzing).
 class angle_matcher {
 public:
-  explicit angle_matcher(std::string_view text) : text_(text) {}
+  explicit angle_matcher(std::string_view text)
+      : text_(text) {}
 
   /// Offset just past the `>` that closes the `<` at `pos`, or npos.
   std::size_t close_of(std::size_t pos) {
@@ -176,7 +181,8 @@ lex_result lex_mlir(std::string_view s, std::uint32_t first_line) {
     if (digit(c) || (c == '-' && i + 1 < s.size() && digit(s[i + 1]))) {
       if (c == '-')
         ++i;
-      if (s[i] == '0' && i + 1 < s.size() && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
+      if (s[i] == '0' && i + 1 < s.size() &&
+          (s[i + 1] == 'x' || s[i + 1] == 'X')) {
         i += 2;
         while (i < s.size() && hex_digit(s[i]))
           ++i;

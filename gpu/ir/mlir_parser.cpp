@@ -20,7 +20,8 @@ constexpr std::size_t max_alias_text = 4096;
 
 struct parse_failure : std::runtime_error {
   parse_failure(std::uint32_t l, const std::string& m)
-    : std::runtime_error(m), line(l) {}
+      : std::runtime_error(m)
+      , line(l) {}
   std::uint32_t line;
 };
 
@@ -79,7 +80,12 @@ public:
   mlir_parser(const std::vector<token>& toks, std::string_view file,
               std::unordered_map<std::string, std::string>& aliases,
               std::vector<std::string>& notes)
-    : t_(toks), file_(file), aliases_(aliases), notes_(notes) {}
+      : t_(toks)
+      , file_(file)
+      , aliases_(aliases)
+      , notes_(notes) {
+    values_.reserve(toks.size() / 8 + 16);
+  }
 
   std::vector<op_node> parse_top() {
     std::vector<op_node> ops;
@@ -215,7 +221,8 @@ private:
       const token& tk = peek();
       if (tk.kind == token_kind::eof)
         fail(tk.line, "region of `" + owner.name + "` (line " +
-                          std::to_string(owner.line) + ") is not closed: "
+                          std::to_string(owner.line) +
+                          ") is not closed: "
                           "missing `}`");
       if (tk.is('}')) {
         next();
@@ -636,8 +643,8 @@ private:
       } else {
         // A function's own name is matched through the function mapping,
         // so its syntax keeps a bare `@`.
-        bool own_name = function && tk.kind == token_kind::at_id &&
-                        op.symbol.empty();
+        bool own_name =
+            function && tk.kind == token_kind::at_id && op.symbol.empty();
         add(syntax, own_name ? std::string_view("@") : tk.text);
         if (top)
           extract_attr(op, tk);
@@ -662,8 +669,7 @@ private:
         op.symbol = std::string(tk.text.substr(1));
         if (op.symbol.size() >= 2 && op.symbol.front() == '"')
           op.symbol = op.symbol.substr(1, op.symbol.size() - 2);
-      }
-      else
+      } else
         op.attrs.push_back({"callee", std::string(tk.text.substr(1))});
       return;
     case token_kind::bare_id: {
@@ -671,9 +677,9 @@ private:
         return;
       auto lt = tk.text.find('<');
       if (lt != std::string_view::npos) {
-        op.attrs.push_back({std::string(tk.text.substr(0, lt)),
-                            expand(tk.text.substr(lt + 1, tk.text.size() -
-                                                              lt - 2))});
+        op.attrs.push_back(
+            {std::string(tk.text.substr(0, lt)),
+             expand(tk.text.substr(lt + 1, tk.text.size() - lt - 2))});
         return;
       }
       if (peek(1).is('=')) {
@@ -750,16 +756,24 @@ split_modules(std::string_view text) {
     ++line;
     pos = end + 1;
   }
-  parts.emplace_back(part_line,
-                     text.substr(std::min(begin, text.size())));
+  parts.emplace_back(part_line, text.substr(std::min(begin, text.size())));
   return parts;
 }
 
 /// Collects `#name = ...` / `!name = ...` alias lines and removes their
 /// tokens; `#loc` aliases are dropped.
 std::vector<token>
-take_aliases(const std::vector<token>& toks,
+take_aliases(std::vector<token>&& toks,
              std::unordered_map<std::string, std::string>& aliases) {
+  bool any = false;
+  for (const auto& tk : toks)
+    if (tk.line_start &&
+        (tk.kind == token_kind::hash_id || tk.kind == token_kind::bang_id)) {
+      any = true;
+      break;
+    }
+  if (!any)
+    return std::move(toks);
   std::vector<token> out;
   out.reserve(toks.size());
   for (std::size_t i = 0; i < toks.size();) {
@@ -839,12 +853,7 @@ ir_file parse_mlir(std::string_view text, std::string_view name) {
       continue;
     }
     std::unordered_map<std::string, std::string> aliases;
-    auto toks = take_aliases(lexed.tokens, aliases);
-    if (toks.size() == 1 && part.find_first_not_of(" \t\r\n") !=
-                                std::string_view::npos &&
-        lexed.tokens.size() == 1) {
-      // Only comments: an empty module, as the MLIR tools read it.
-    }
+    auto toks = take_aliases(std::move(lexed.tokens), aliases);
     mlir_parser p(toks, name, aliases, mod.notes);
     try {
       mod.ops = p.parse_top();

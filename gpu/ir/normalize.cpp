@@ -11,7 +11,8 @@ namespace {
 
 constexpr std::size_t max_text = 200;
 
-std::uint64_t fnv(std::string_view s, std::uint64_t h = 1469598103934665603ull) {
+std::uint64_t fnv(std::string_view s,
+                  std::uint64_t h = 1469598103934665603ull) {
   for (unsigned char c : s) {
     h ^= c;
     h *= 1099511628211ull;
@@ -96,11 +97,11 @@ bool is_constant(const op_node& op) {
 bool is_commutative(std::string_view n) {
   auto dot = n.rfind('.');
   auto base = dot == std::string_view::npos ? n : n.substr(dot + 1);
-  return base == "addf" || base == "addi" || base == "mulf" ||
-         base == "muli" || base == "maxf" || base == "minf" ||
-         base == "maxi" || base == "mini" || base == "andi" ||
-         base == "ori" || base == "xori" || base == "maxnumf" ||
-         base == "minnumf" || base == "maximumf" || base == "minimumf";
+  return base == "addf" || base == "addi" || base == "mulf" || base == "muli" ||
+         base == "maxf" || base == "minf" || base == "maxi" || base == "mini" ||
+         base == "andi" || base == "ori" || base == "xori" ||
+         base == "maxnumf" || base == "minnumf" || base == "maximumf" ||
+         base == "minimumf";
 }
 
 void count_uses(const op_node& op, std::unordered_map<value_id, int>& uses,
@@ -162,7 +163,10 @@ void flatten(const std::string& prefix, std::string_view v,
 
 class normalizer {
 public:
-  explicit normalizer(const op_node& fn) { count_uses(fn, uses_); }
+  explicit normalizer(const op_node& fn)
+      : reassigns_(fn.name.rfind("ptx.", 0) == 0) {
+    count_uses(fn, uses_);
+  }
 
   std::size_t ops = 0;
   std::size_t dropped = 0;
@@ -173,22 +177,30 @@ public:
     n.types = op.types;
     n.line = op.line;
     n.attrs = op.attrs;
-    std::vector<attribute> flat;
-    for (const auto& a : n.attrs)
-      flatten(a.name, a.value, flat);
-    n.attrs.insert(n.attrs.end(), flat.begin(), flat.end());
+    for (std::size_t i = 0, e = op.attrs.size(); i < e; ++i) {
+      const auto& v = op.attrs[i].value;
+      if (!v.empty() && (v.front() == '<' || v.front() == '{'))
+        flatten(op.attrs[i].name, v, n.attrs);
+    }
     auto shapes = shapes_of(op.types);
     if (!shapes.empty())
-      n.attrs.push_back({"tile_shape", shapes});
-    std::sort(n.attrs.begin(), n.attrs.end(),
-              [](const attribute& x, const attribute& y) {
-                return x.name < y.name || (x.name == y.name && x.value < y.value);
-              });
+      n.attrs.push_back({"tile_shape", std::move(shapes)});
+    if (n.attrs.size() > 1)
+      std::sort(n.attrs.begin(), n.attrs.end(),
+                [](const attribute& x, const attribute& y) {
+                  return x.name < y.name ||
+                         (x.name == y.name && x.value < y.value);
+                });
+    n.text.reserve(op.name.size() + op.syntax.size() + op.types.size() + 4);
     n.text = op.name;
-    if (!op.syntax.empty())
-      n.text += " " + op.syntax;
-    if (!op.types.empty())
-      n.text += " : " + op.types;
+    if (!op.syntax.empty()) {
+      n.text += ' ';
+      n.text += op.syntax;
+    }
+    if (!op.types.empty()) {
+      n.text += " : ";
+      n.text += op.types;
+    }
     if (n.text.size() > max_text) {
       n.text.resize(max_text);
       n.text += "...";
@@ -205,8 +217,6 @@ public:
           n.blocks.push_back(order_block(b, depth + 1));
     return n;
   }
-
-  std::uint64_t hash_of_last_root = 0;
 
 private:
   std::uint64_t value_hash(value_id v) const {
@@ -241,9 +251,13 @@ private:
     std::vector<std::uint64_t> flow(n);
     // Dependencies: read after write, write after read and write after write
     // on values (PTX registers are reassigned), plus the order of effects.
-    std::vector<std::vector<std::uint32_t>> succ(n);
+    // Edges gathered flat, then laid out per op (CSR): one allocation
+    // instead of one per op.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
     std::vector<std::uint32_t> indeg(n, 0);
     std::unordered_map<value_id, std::uint32_t> last_def;
+    if (n > 8)
+      last_def.reserve(n * 2);
     std::unordered_map<value_id, std::vector<std::uint32_t>> readers;
     long last_write = -1;
     std::vector<std::uint32_t> reads_since_write;
@@ -251,7 +265,7 @@ private:
     auto edge = [&](std::uint32_t from, std::uint32_t to) {
       if (from == to)
         return;
-      succ[from].push_back(to);
+      edges.emplace_back(from, to);
       ++indeg[to];
     };
     for (std::uint32_t k = 0; k < n; ++k) {
@@ -260,8 +274,8 @@ private:
       all_uses(op, used);
       converted.push_back(convert(op, depth));
       // Dataflow hash: what the op computes from what, names aside.
-      std::vector<std::uint64_t> operand_hashes;
-      operand_hashes.reserve(op.uses.size());
+      auto& operand_hashes = scratch_;
+      operand_hashes.clear();
       for (auto u : op.uses)
         operand_hashes.push_back(value_hash(u));
       if (is_commutative(op.name))
@@ -276,13 +290,17 @@ private:
       for (auto u : used) {
         if (auto it = last_def.find(u); it != last_def.end())
           edge(it->second, k);
-        readers[u].push_back(k);
+        // Only PTX reassigns registers; SSA values never need WAR edges.
+        if (reassigns_)
+          readers[u].push_back(k);
       }
       for (std::size_t r = 0; r < op.defs.size(); ++r) {
         auto d = op.defs[r];
         if (auto it = last_def.find(d); it != last_def.end())
           edge(it->second, k);
-        if (auto it = readers.find(d); it != readers.end()) {
+        if (!reassigns_)
+          ;
+        else if (auto it = readers.find(d); it != readers.end()) {
           for (auto reader : it->second)
             edge(reader, k);
           it->second.clear();
@@ -323,6 +341,16 @@ private:
         return index > o.index;
       }
     };
+    std::vector<std::uint32_t> first(n + 1, 0), targets(edges.size());
+    for (const auto& e : edges)
+      ++first[e.first + 1];
+    for (std::size_t k = 0; k < n; ++k)
+      first[k + 1] += first[k];
+    {
+      std::vector<std::uint32_t> fill(first.begin(), first.end() - 1);
+      for (const auto& e : edges)
+        targets[fill[e.first]++] = e.second;
+    }
     std::priority_queue<ready, std::vector<ready>, std::greater<ready>> q;
     for (std::uint32_t k = 0; k < n; ++k)
       if (indeg[k] == 0 && static_cast<long>(k) != pinned)
@@ -335,9 +363,11 @@ private:
       q.pop();
       done[r.index] = 1;
       out.push_back(std::move(converted[r.index]));
-      for (auto s : succ[r.index])
+      for (auto e = first[r.index]; e < first[r.index + 1]; ++e) {
+        auto s = targets[e];
         if (--indeg[s] == 0 && static_cast<long>(s) != pinned)
           q.push({converted[s].key, flow[s], s});
+      }
     }
     // A cycle cannot come from straight-line code; keep any leftover in
     // source order rather than lose it.
@@ -349,6 +379,8 @@ private:
     return out;
   }
 
+  bool reassigns_;
+  std::vector<std::uint64_t> scratch_;
   std::unordered_map<value_id, int> uses_;
   std::unordered_map<value_id, std::uint64_t> value_hash_;
 };
@@ -367,9 +399,8 @@ std::string shapes_of(std::string_view types) {
     if (!shaped)
       continue;
     std::size_t j = i + 1, last_x = std::string_view::npos;
-    while (j < types.size() &&
-           ((types[j] >= '0' && types[j] <= '9') || types[j] == '?' ||
-            types[j] == 'x')) {
+    while (j < types.size() && ((types[j] >= '0' && types[j] <= '9') ||
+                                types[j] == '?' || types[j] == 'x')) {
       if (types[j] == 'x')
         last_x = j;
       ++j;

@@ -12,10 +12,10 @@ namespace kport::ir {
 /// canonical dataflow order.
 struct norm_op {
   std::string name;
-  std::string text;          ///< what reports print: name, syntax, types
+  std::string text; ///< what reports print: name, syntax, types
   std::string types;
   std::vector<attribute> attrs; ///< sorted by name; nested hints flattened
-  std::uint64_t key = 0;     ///< identity for alignment: name+syntax+types+attrs
+  std::uint64_t key = 0; ///< identity for alignment: name+syntax+types+attrs
   std::uint64_t name_key = 0;
   std::size_t line = 0;
   std::vector<std::vector<norm_op>> blocks; ///< every block of every region

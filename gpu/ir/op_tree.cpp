@@ -8,8 +8,9 @@ namespace kport::ir {
 namespace {
 
 constexpr std::array<std::string_view, 9> function_ops = {
-  "func.func",          "tt.func",  "llvm.func", "gpu.func", "cuda_tile.entry",
-  "cuda_tile.testing$func", "ptx.entry", "ptx.func", "cuda_tile.func",
+    "func.func", "tt.func",         "llvm.func",
+    "gpu.func",  "cuda_tile.entry", "cuda_tile.testing$func",
+    "ptx.entry", "ptx.func",        "cuda_tile.func",
 };
 
 bool has_keyword(const op_node& op, std::string_view word) {

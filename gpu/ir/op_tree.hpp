@@ -34,10 +34,12 @@ struct region {
 
 /// One operation as read from either front end, before normalisation.
 struct op_node {
-  std::string name;   ///< full name: "cuda_tile.addf", "tt.load", "ld.global.v4.f32"
+  std::string
+      name; ///< full name: "cuda_tile.addf", "tt.load", "ld.global.v4.f32"
   std::string symbol; ///< `@name` of functions, globals and modules
-  std::string syntax; ///< custom-form tokens with SSA names and locations cut out
-  std::string types;  ///< the type signature, whitespace-normalised
+  std::string
+      syntax; ///< custom-form tokens with SSA names and locations cut out
+  std::string types; ///< the type signature, whitespace-normalised
   std::vector<attribute> attrs;
   std::vector<value_id> uses;
   std::vector<value_id> defs;

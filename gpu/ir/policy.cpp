@@ -39,9 +39,9 @@ kport::result<severity> read_severity(const std::string& source,
                       "\"info\"");
 }
 
-kport::result<std::vector<std::string>>
-read_strings(const std::string& source, const toml::node& n,
-             const std::string& key) {
+kport::result<std::vector<std::string>> read_strings(const std::string& source,
+                                                     const toml::node& n,
+                                                     const std::string& key) {
   const auto* arr = n.as_array();
   std::vector<std::string> out;
   if (arr) {
@@ -58,9 +58,8 @@ read_strings(const std::string& source, const toml::node& n,
                       "` must be a list of strings");
 }
 
-kport::result<void> read_class(const std::string& source,
-                               const toml::table& t, std::size_t index,
-                               op_class& c) {
+kport::result<void> read_class(const std::string& source, const toml::table& t,
+                               std::size_t index, op_class& c) {
   const std::string prefix = "class[" + std::to_string(index) + "].";
   bool has_name = false, has_ops = false;
   for (const auto& [k, v] : t) {
@@ -112,8 +111,8 @@ kport::result<std::string> read_file(const std::string& path) {
   auto size = std::filesystem::file_size(path, ec);
   if (ec)
     return kport::fail(kport::error_code::io,
-                       path + ": cannot read the policy file (" +
-                           ec.message() + ")");
+                       path + ": cannot read the policy file (" + ec.message() +
+                           ")");
   if (size > max_policy_bytes)
     return kport::fail(kport::error_code::io,
                        path + ": " + std::to_string(size) +

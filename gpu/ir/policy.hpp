@@ -20,8 +20,9 @@ const char* to_string(severity s) noexcept;
 struct op_class {
   std::string name;
   severity level = severity::info;
-  std::size_t tolerance = 0; ///< tolerated: a count difference up to this is a note
-  bool by_op = false;        ///< count each op name apart (`ld.global.v4.f32`)
+  std::size_t tolerance =
+      0;              ///< tolerated: a count difference up to this is a note
+  bool by_op = false; ///< count each op name apart (`ld.global.v4.f32`)
   std::vector<std::string> ops; ///< globs on op names; `glob[attr]` needs attr
 };
 

@@ -25,14 +25,14 @@ struct ptok {
 
 struct ptx_failure : std::runtime_error {
   ptx_failure(std::uint32_t l, const std::string& m)
-    : std::runtime_error(m), line(l) {}
+      : std::runtime_error(m)
+      , line(l) {}
   std::uint32_t line;
 };
 
 bool word_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         (c >= '0' && c <= '9') || c == '_' || c == '$' || c == '%' ||
-         c == '.';
+         (c >= '0' && c <= '9') || c == '_' || c == '$' || c == '%' || c == '.';
 }
 
 std::vector<ptok> lex_ptx(std::string_view s) {
@@ -112,13 +112,36 @@ std::vector<ptok> lex_ptx(std::string_view s) {
 
 bool special_register(std::string_view r) {
   static const std::unordered_set<std::string_view> names = {
-    "%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid",
-    "%smid", "%nsmid", "%gridid", "%clock", "%clock64", "%globaltimer",
-    "%globaltimer_lo", "%globaltimer_hi", "%lanemask_eq", "%lanemask_le",
-    "%lanemask_lt", "%lanemask_ge", "%lanemask_gt", "%dynamic_smem_size",
-    "%total_smem_size", "%clusterid", "%nclusterid", "%cluster_ctaid",
-    "%cluster_nctaid", "%cluster_ctarank", "%cluster_nctarank",
-    "%is_explicit_cluster", "%aggr_smem_size"};
+      "%tid",
+      "%ntid",
+      "%ctaid",
+      "%nctaid",
+      "%laneid",
+      "%warpid",
+      "%nwarpid",
+      "%smid",
+      "%nsmid",
+      "%gridid",
+      "%clock",
+      "%clock64",
+      "%globaltimer",
+      "%globaltimer_lo",
+      "%globaltimer_hi",
+      "%lanemask_eq",
+      "%lanemask_le",
+      "%lanemask_lt",
+      "%lanemask_ge",
+      "%lanemask_gt",
+      "%dynamic_smem_size",
+      "%total_smem_size",
+      "%clusterid",
+      "%nclusterid",
+      "%cluster_ctaid",
+      "%cluster_nctaid",
+      "%cluster_ctarank",
+      "%cluster_nctarank",
+      "%is_explicit_cluster",
+      "%aggr_smem_size"};
   auto dot = r.find('.');
   return names.count(r.substr(0, dot)) > 0;
 }
@@ -137,8 +160,8 @@ bool no_dest(std::string_view op) {
          base == "cp.async" || op.rfind("mbarrier.init", 0) == 0 ||
          op.rfind("mbarrier.arrive", 0) == 0 ||
          op.rfind("mbarrier.expect_tx", 0) == 0 ||
-         op.rfind("wgmma.fence", 0) == 0 ||
-         op.rfind("wgmma.commit", 0) == 0 || op.rfind("wgmma.wait", 0) == 0;
+         op.rfind("wgmma.fence", 0) == 0 || op.rfind("wgmma.commit", 0) == 0 ||
+         op.rfind("wgmma.wait", 0) == 0;
 }
 
 bool ends_block(std::string_view op) {
@@ -150,7 +173,9 @@ class ptx_reader {
 public:
   ptx_reader(const std::vector<ptok>& t, std::string_view file,
              std::vector<std::string>& notes)
-    : t_(t), file_(file), notes_(notes) {}
+      : t_(t)
+      , file_(file)
+      , notes_(notes) {}
 
   std::vector<op_node> read() {
     std::vector<op_node> fns;
@@ -160,10 +185,10 @@ public:
         next();
         continue;
       }
-      if (tk.kind == ptok::word && (tk.text == ".version" ||
-                                    tk.text == ".target" ||
-                                    tk.text == ".address_size" ||
-                                    tk.text == ".file" || tk.text == ".loc")) {
+      if (tk.kind == ptok::word &&
+          (tk.text == ".version" || tk.text == ".target" ||
+           tk.text == ".address_size" || tk.text == ".file" ||
+           tk.text == ".loc")) {
         skip_line();
         continue;
       }
@@ -315,8 +340,8 @@ private:
     if (peek().is('('))
       ret_types = read_params(ret_names);
     if (peek().kind != ptok::word)
-      fail(peek().line, "expected a function name after `" +
-                            std::string(kw.text) + "`");
+      fail(peek().line,
+           "expected a function name after `" + std::string(kw.text) + "`");
     fn.symbol = std::string(next().text);
     std::vector<std::string> param_types;
     if (peek().is('('))
@@ -386,8 +411,8 @@ private:
     for (;;) {
       const ptok& tk = peek();
       if (tk.kind == ptok::eof)
-        fail(open_line, "body of `" + fn.symbol +
-                            "` is not closed: missing `}`");
+        fail(open_line,
+             "body of `" + fn.symbol + "` is not closed: missing `}`");
       if (tk.is('}')) {
         next();
         return;
@@ -415,8 +440,9 @@ private:
     }
   }
 
-  void read_directive(region& body,
-                      std::unordered_map<std::string, std::size_t>& reg_counts) {
+  void
+  read_directive(region& body,
+                 std::unordered_map<std::string, std::size_t>& reg_counts) {
     const ptok& d = peek();
     if (d.text == ".loc" || d.text == ".file") {
       skip_line();
@@ -515,7 +541,8 @@ private:
       if (notes_.size() < 200)
         notes_.push_back(std::string(file_) + ":" +
                          std::to_string(peek().line) + ": unexpected `" +
-                         std::string(peek().text) + "` in a function body; "
+                         std::string(peek().text) +
+                         "` in a function body; "
                          "skipped to `;`");
       while (!peek().is(';') && !peek().is('}') && peek().kind != ptok::eof)
         next();

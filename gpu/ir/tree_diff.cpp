@@ -14,11 +14,10 @@ using pairs = std::vector<std::pair<std::size_t, std::size_t>>;
 /// (Myers, forward pass keeping each step's frontier). False when more than
 /// `max_d` edits would be needed; memory is O(max_d^2) ints at worst.
 bool myers(const std::vector<std::uint64_t>& a,
-           const std::vector<std::uint64_t>& b, std::size_t max_d,
-           pairs& out) {
+           const std::vector<std::uint64_t>& b, std::size_t max_d, pairs& out) {
   const int n = static_cast<int>(a.size()), m = static_cast<int>(b.size());
-  const int max = static_cast<int>(std::min<std::size_t>(
-      static_cast<std::size_t>(n + m), max_d));
+  const int max = static_cast<int>(
+      std::min<std::size_t>(static_cast<std::size_t>(n + m), max_d));
   const int offset = max + 1;
   std::vector<int> v(2 * static_cast<std::size_t>(max) + 3, 0);
   std::vector<std::vector<int>> trace;
@@ -77,7 +76,8 @@ bool myers(const std::vector<std::uint64_t>& a,
 class differ {
 public:
   differ(std::vector<edit>& out, std::size_t max_edits)
-    : out_(out), max_edits_(max_edits) {}
+      : out_(out)
+      , max_edits_(max_edits) {}
 
   void ops(const std::vector<norm_op>& a, const std::vector<norm_op>& b,
            int depth) {

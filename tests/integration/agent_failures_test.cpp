@@ -44,7 +44,7 @@ void expect_agent_errors_to_cap(const runtime::job_result& r,
   EXPECT_TRUE(contains(r.reason, why)) << r.reason;
   auto h = read_history(r.evidence);
   ASSERT_EQ(h.size(), static_cast<std::size_t>(analyze_attempts))
-    << describe(h);
+      << describe(h);
   for (int i = 0; i < analyze_attempts; ++i) {
     EXPECT_EQ(h[i].stage, "analyze");
     EXPECT_EQ(h[i].attempt, i + 1);
@@ -70,9 +70,9 @@ TEST_F(agent_failures_test,
   ASSERT_EQ(ids.size(), 3u * analyze_attempts) << lines;
   for (std::size_t i = 0; i < ids.size(); i += 3) {
     EXPECT_TRUE(wait_process_gone(static_cast<pid_t>(ids[i + 1]), 10s))
-      << "agent " << ids[i + 1] << " still runs";
+        << "agent " << ids[i + 1] << " still runs";
     EXPECT_TRUE(wait_process_gone(static_cast<pid_t>(ids[i + 2]), 10s))
-      << "agent child " << ids[i + 2] << " still runs";
+        << "agent child " << ids[i + 2] << " still runs";
   }
 }
 
@@ -86,16 +86,39 @@ TEST_F(agent_failures_test,
   ASSERT_EQ(r.state, "REJECTED") << describe(r);
   EXPECT_TRUE(contains(r.reason, "deadline")) << r.reason;
   auto verdict = runtime::read_verdict_file(
-    (fs::path{r.evidence} / "verdict.json").string());
+      (fs::path{r.evidence} / "verdict.json").string());
   ASSERT_TRUE(verdict) << verdict.err().message;
   EXPECT_EQ(verdict->state, "REJECTED");
   EXPECT_TRUE(contains(verdict->reason, "deadline"));
   auto ids = integers_of(read_text(pids));
   ASSERT_EQ(ids.size(), 3u);
   EXPECT_TRUE(wait_process_gone(static_cast<pid_t>(ids[1]), 10s))
-    << "the agent outlived its job";
+      << "the agent outlived its job";
   EXPECT_TRUE(wait_process_gone(static_cast<pid_t>(ids[2]), 10s))
-    << "the agent's child outlived its job";
+      << "the agent's child outlived its job";
+}
+
+TEST_F(agent_failures_test, agent_ignoring_sigterm_is_killed_after_the_grace) {
+  auto pids = tmp / "hang.pids";
+  auto r = run(
+      {.agent = "hang.sh",
+       .agent_timeout_s = 1,
+       .env = {{"KPORT_TEST_PIDS", pids}, {"KPORT_TEST_IGNORE_TERM", "1"}}});
+  expect_agent_errors_to_cap(r, "timed out after 1 s");
+  auto ids = integers_of(read_text(pids));
+  ASSERT_EQ(ids.size(), 3u * analyze_attempts);
+  for (std::size_t i = 0; i < ids.size(); i += 3)
+    EXPECT_TRUE(wait_process_gone(static_cast<pid_t>(ids[i + 1]), 10s))
+        << "agent " << ids[i + 1] << " survived SIGTERM and SIGKILL";
+}
+
+TEST_F(agent_failures_test, stage_deadline_bounds_the_agents_own_timeout) {
+  auto pids = tmp / "hang.pids";
+  auto r = run({.agent = "hang.sh",
+                .agent_timeout_s = 600,
+                .env = {{"KPORT_TEST_PIDS", pids}}},
+               "", "[pipeline.stages.analyze]\ndeadline_s = 1\n");
+  expect_agent_errors_to_cap(r, "timed out after 1 s");
 }
 
 TEST_F(agent_failures_test, crashing_agent_is_an_agent_error_each_attempt) {
@@ -116,7 +139,8 @@ TEST_F(agent_failures_test, garbage_result_is_an_agent_error_each_attempt) {
 
 TEST_F(agent_failures_test, symlink_result_outside_the_attempt_is_refused) {
   auto outside = tmp / "outside/result.json";
-  auto r = run({.agent = "escape.sh", .env = {{"KPORT_TEST_OUTSIDE", outside}}});
+  auto r =
+      run({.agent = "escape.sh", .env = {{"KPORT_TEST_OUTSIDE", outside}}});
   expect_agent_errors_to_cap(r, "points outside the attempt folder");
   EXPECT_TRUE(fs::exists(outside)) << "the agent did not run";
 }
@@ -174,14 +198,14 @@ TEST_P(schema_invalid_test, schema_invalid_result_is_an_agent_error) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-  by_case, schema_invalid_test,
-  ::testing::Values(schema_case{"numeric_verdict", "not a number"},
-                    schema_case{"unknown_field", "unknown field"},
-                    schema_case{"missing_summary", "summary"},
-                    schema_case{"unknown_enum", "MOSTLY_PASS"},
-                    schema_case{"missing_verdict", "`verdict` is missing"},
-                    schema_case{"unset_verdict", "`verdict` is UNSET"}),
-  [](const auto& info) { return std::string{info.param.name}; });
+    by_case, schema_invalid_test,
+    ::testing::Values(schema_case{"numeric_verdict", "not a number"},
+                      schema_case{"unknown_field", "unknown field"},
+                      schema_case{"missing_summary", "summary"},
+                      schema_case{"unknown_enum", "MOSTLY_PASS"},
+                      schema_case{"missing_verdict", "`verdict` is missing"},
+                      schema_case{"unset_verdict", "`verdict` is UNSET"}),
+    [](const auto& info) { return std::string{info.param.name}; });
 
 } // namespace
 } // namespace kport::test

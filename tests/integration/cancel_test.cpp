@@ -38,17 +38,17 @@ struct cancel_test : ::testing::Test {
 
 void expect_gone(const std::vector<pid_t>& pids) {
   for (auto pid : pids)
-    EXPECT_TRUE(wait_process_gone(pid, 10s)) << "process " << pid
-                                             << " outlived its cancelled job";
+    EXPECT_TRUE(wait_process_gone(pid, 10s))
+        << "process " << pid << " outlived its cancelled job";
 }
 
 TEST_F(cancel_test, cancel_while_the_agent_hangs_ends_cancelled_and_kills_it) {
   auto cfg = make_config(tmp / "runs");
   auto eng = start_engine(cfg);
-  auto job = eng->submit(make_spec(
-    {.agent = "hang.sh", .agent_timeout_s = 600,
-     .env = {{"KPORT_TEST_PIDS", fifo}}},
-    cfg));
+  auto job = eng->submit(make_spec({.agent = "hang.sh",
+                                    .agent_timeout_s = 600,
+                                    .env = {{"KPORT_TEST_PIDS", fifo}}},
+                                   cfg));
   ASSERT_TRUE(job) << job.err().message;
   auto pids = started_processes();
   ASSERT_EQ(pids.size(), 2u);
@@ -60,7 +60,7 @@ TEST_F(cancel_test, cancel_while_the_agent_hangs_ends_cancelled_and_kills_it) {
   EXPECT_TRUE(contains(r->reason, "analyze")) << r->reason;
   expect_gone(pids);
   auto v = runtime::read_verdict_file(
-    (fs::path{r->evidence} / "verdict.json").string());
+      (fs::path{r->evidence} / "verdict.json").string());
   ASSERT_TRUE(v) << v.err().message;
   EXPECT_EQ(v->state, "CANCELLED");
 }
@@ -68,10 +68,12 @@ TEST_F(cancel_test, cancel_while_the_agent_hangs_ends_cancelled_and_kills_it) {
 TEST_F(cancel_test, cancel_in_a_later_stage_kills_that_stages_agent) {
   auto cfg = make_config(tmp / "runs");
   auto eng = start_engine(cfg);
-  auto job = eng->submit(make_spec(
-    {.agent = "hang.sh", .agent_timeout_s = 600,
-     .env = {{"KPORT_TEST_PIDS", fifo}, {"KPORT_TEST_HANG_STAGE", "integrate"}}},
-    cfg));
+  auto job =
+      eng->submit(make_spec({.agent = "hang.sh",
+                             .agent_timeout_s = 600,
+                             .env = {{"KPORT_TEST_PIDS", fifo},
+                                     {"KPORT_TEST_HANG_STAGE", "integrate"}}},
+                            cfg));
   ASSERT_TRUE(job) << job.err().message;
   auto pids = started_processes();
   ASSERT_EQ(pids.size(), 2u);
@@ -89,8 +91,8 @@ TEST_F(cancel_test, cancel_while_the_test_suite_hangs_kills_the_test_run) {
   auto cfg = make_config(tmp / "runs");
   auto eng = start_engine(cfg);
   auto job = eng->submit(make_spec(
-    {.agent = "good.sh", .test = {project_path("run_tests_hang.sh"), fifo}},
-    cfg));
+      {.agent = "good.sh", .test = {project_path("run_tests_hang.sh"), fifo}},
+      cfg));
   ASSERT_TRUE(job) << job.err().message;
   auto pids = started_processes();
   ASSERT_EQ(pids.size(), 2u);
@@ -102,19 +104,56 @@ TEST_F(cancel_test, cancel_while_the_test_suite_hangs_kills_the_test_run) {
   expect_gone(pids);
 }
 
+TEST_F(cancel_test, cancel_while_the_bench_hangs_kills_the_bench_run) {
+  auto cfg = make_config(tmp / "runs");
+  auto eng = start_engine(cfg);
+  auto spec = make_spec({.agent = "good.sh"}, cfg);
+  spec.target.bench = {project_path("run_tests_hang.sh"), fifo};
+  auto job = eng->submit(spec);
+  ASSERT_TRUE(job) << job.err().message;
+  auto pids = started_processes();
+  ASSERT_EQ(pids.size(), 2u);
+  ASSERT_TRUE(eng->cancel(*job));
+  auto r = eng->wait(*job, job_timeout);
+  ASSERT_TRUE(r) << r.err().message;
+  EXPECT_EQ(r->state, "CANCELLED") << describe(*r);
+  EXPECT_TRUE(contains(r->reason, "performance")) << r->reason;
+  expect_gone(pids);
+}
+
+TEST_F(cancel_test, job_deadline_during_a_hanging_test_run_kills_it) {
+  auto cfg = make_config(tmp / "runs", "", "[pipeline]\njob_deadline_s = 2\n");
+  auto eng = start_engine(cfg);
+  auto pids_file = tmp / "tests.pids";
+  auto job = eng->submit(
+      make_spec({.agent = "good.sh",
+                 .test = {project_path("run_tests_hang.sh"), pids_file}},
+                cfg));
+  ASSERT_TRUE(job) << job.err().message;
+  auto r = eng->wait(*job, job_timeout);
+  ASSERT_TRUE(r) << r.err().message;
+  EXPECT_EQ(r->state, "REJECTED") << describe(*r);
+  EXPECT_TRUE(contains(r->reason, "deadline")) << r->reason;
+  auto ids = integers_of(read_text(pids_file));
+  ASSERT_EQ(ids.size(), 2u) << "the test suite never ran";
+  for (auto pid : ids)
+    EXPECT_TRUE(wait_process_gone(static_cast<pid_t>(pid), 10s))
+        << "test process " << pid << " outlived its job";
+}
+
 TEST_F(cancel_test, cancel_of_a_queued_job_ends_it_before_it_starts) {
   auto cfg = make_config(tmp / "runs", "max_jobs = 1");
   auto eng = start_engine(cfg);
-  auto running = eng->submit(make_spec(
-    {.agent = "hang.sh", .agent_timeout_s = 600,
-     .env = {{"KPORT_TEST_PIDS", fifo}}},
-    cfg));
+  auto running = eng->submit(make_spec({.agent = "hang.sh",
+                                        .agent_timeout_s = 600,
+                                        .env = {{"KPORT_TEST_PIDS", fifo}}},
+                                       cfg));
   ASSERT_TRUE(running) << running.err().message;
   auto marker = tmp / "queued-agent-ran";
-  auto queued = eng->submit(make_spec(
-    {.agent = "hang.sh", .agent_timeout_s = 600,
-     .env = {{"KPORT_TEST_PIDS", marker}}},
-    cfg));
+  auto queued = eng->submit(make_spec({.agent = "hang.sh",
+                                       .agent_timeout_s = 600,
+                                       .env = {{"KPORT_TEST_PIDS", marker}}},
+                                      cfg));
   ASSERT_TRUE(queued) << queued.err().message;
   auto pids = started_processes();
   ASSERT_TRUE(eng->cancel(*queued));
@@ -124,7 +163,7 @@ TEST_F(cancel_test, cancel_of_a_queued_job_ends_it_before_it_starts) {
   EXPECT_TRUE(contains(q->reason, "before it started")) << q->reason;
   EXPECT_TRUE(q->path.empty()) << describe(*q);
   auto v = runtime::read_verdict_file(
-    (fs::path{q->evidence} / "verdict.json").string());
+      (fs::path{q->evidence} / "verdict.json").string());
   ASSERT_TRUE(v) << v.err().message;
   EXPECT_EQ(v->state, "CANCELLED");
   // The running job is untouched by the other's cancel; cancel it too.
@@ -152,12 +191,12 @@ TEST_F(cancel_test, cancel_right_after_submit_ends_cancelled) {
 TEST_F(cancel_test, cancel_of_a_finished_job_is_refused_as_not_found) {
   auto cfg = make_config(tmp / "runs", "", agent_only_pipeline());
   auto eng = start_engine(cfg);
-  eng->add_agent("quick", [](const actors::agent_invocation& inv)
-                            -> result<std::string> {
-    return inv.stage == "analyze"
-             ? R"({"verdict": "PASS", "summary": "ok"})"
-             : R"({"verdict": "COMPILED", "summary": "ok"})";
-  });
+  eng->add_agent(
+      "quick", [](const actors::agent_invocation& inv) -> result<std::string> {
+        return std::string{inv.stage == "analyze"
+                               ? R"({"verdict": "PASS", "summary": "ok"})"
+                               : R"({"verdict": "COMPILED", "summary": "ok"})"};
+      });
   auto job = eng->submit(builtin_spec("finished", "quick", cfg));
   ASSERT_TRUE(job) << job.err().message;
   auto r = eng->wait(*job, job_timeout);
@@ -178,16 +217,16 @@ TEST_F(cancel_test, cancel_of_a_finished_job_is_refused_as_not_found) {
 TEST_F(cancel_test, stop_cancels_running_jobs_and_records_their_verdicts) {
   auto cfg = make_config(tmp / "runs");
   auto eng = start_engine(cfg);
-  auto job = eng->submit(make_spec(
-    {.agent = "hang.sh", .agent_timeout_s = 600,
-     .env = {{"KPORT_TEST_PIDS", fifo}}},
-    cfg));
+  auto job = eng->submit(make_spec({.agent = "hang.sh",
+                                    .agent_timeout_s = 600,
+                                    .env = {{"KPORT_TEST_PIDS", fifo}}},
+                                   cfg));
   ASSERT_TRUE(job) << job.err().message;
   auto pids = started_processes();
   eng->stop();
   expect_gone(pids);
   auto v = runtime::read_verdict_file(
-    (fs::path{cfg.runtime.runs_dir} / *job / "verdict.json").string());
+      (fs::path{cfg.runtime.runs_dir} / *job / "verdict.json").string());
   ASSERT_TRUE(v) << v.err().message;
   EXPECT_EQ(v->state, "CANCELLED");
 }

@@ -19,8 +19,19 @@ struct gates_test : ::testing::Test {
   config::kport_config cfg = make_config(tmp / "runs");
   std::unique_ptr<runtime::engine> eng = start_engine(cfg);
 
+  /// Restarts the engine with a config of its own.
+  void reconfigure(const std::string& runtime_keys, const std::string& rest) {
+    eng->stop();
+    cfg = make_config(tmp / "runs", runtime_keys, rest);
+    eng = start_engine(cfg);
+  }
+
   runtime::job_result run(const project_spec& p) {
-    auto job = eng->submit(make_spec(p, cfg));
+    return run(make_spec(p, cfg));
+  }
+
+  runtime::job_result run(const config::port_spec& spec) {
+    auto job = eng->submit(spec);
     EXPECT_TRUE(job) << job.err().message;
     if (!job)
       return {};
@@ -40,11 +51,10 @@ std::vector<std::string> stages_of(const std::vector<std::string>& path) {
 TEST_F(gates_test, good_agent_port_is_accepted_with_tests_and_perf_evidence) {
   auto r = run({.agent = "good.sh"});
   ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
-  EXPECT_EQ(r.path,
-            (std::vector<std::string>{
-              "analyze/1 PASS", "translate/1 COMPILED",
-              "integrate/1 INTEGRATED", "structure/1 PASS_WITH_NOTES",
-              "correctness/1 ALL_PASS", "performance/1 DONE"}));
+  EXPECT_EQ(r.path, (std::vector<std::string>{
+                        "analyze/1 PASS", "translate/1 COMPILED",
+                        "integrate/1 INTEGRATED", "structure/1 PASS_WITH_NOTES",
+                        "correctness/1 ALL_PASS", "performance/1 DONE"}));
   EXPECT_EQ(r.tests_executed, 6);
   EXPECT_EQ(r.tests_failed, 0);
   ASSERT_TRUE(r.has_geomean);
@@ -66,11 +76,11 @@ TEST_F(gates_test, good_agent_port_is_accepted_with_tests_and_perf_evidence) {
   EXPECT_DOUBLE_EQ(v->geomean, r.geomean);
   EXPECT_EQ(v->path, r.path);
   auto json = read_text(verdict_path);
-  for (auto* key : {"\"state\": \"ACCEPTED\"", "\"attempts\"", "\"tests\"",
-                    "\"executed\": 6", "\"perf\"", "\"configs\"",
-                    "\"config\": \"small\"", "\"config\": \"large\"",
-                    "\"geomean\"", "\"t_ref_ns\"", "\"t_cand_ns\"",
-                    "\"history\""})
+  for (auto* key :
+       {"\"state\": \"ACCEPTED\"", "\"attempts\"", "\"tests\"",
+        "\"executed\": 6", "\"perf\"", "\"configs\"", "\"config\": \"small\"",
+        "\"config\": \"large\"", "\"geomean\"", "\"t_ref_ns\"", "\"t_cand_ns\"",
+        "\"history\""})
     EXPECT_TRUE(contains(json, key)) << key << " missing from\n" << json;
   // The candidate the agent wrote is what the gates ran.
   EXPECT_TRUE(fs::exists(fs::path{r.evidence} / "workspace" / "kernel.sh"));
@@ -82,14 +92,13 @@ TEST_F(gates_test, broken_then_fixed_port_is_accepted_after_one_repair_cycle) {
   EXPECT_EQ(r.attempts.at("translate"), 2);
   EXPECT_EQ(r.attempts.at("diagnose_ir"), 1);
   EXPECT_EQ(r.repair_cycles, 1);
-  EXPECT_EQ(r.path,
-            (std::vector<std::string>{
-              "analyze/1 PASS", "translate/1 COMPILED",
-              "integrate/1 INTEGRATED", "structure/1 PASS_WITH_NOTES",
-              "correctness/1 FAIL", "diagnose_ir/1 FAIL_FIXABLE",
-              "translate/2 COMPILED", "integrate/2 INTEGRATED",
-              "structure/2 PASS_WITH_NOTES", "correctness/2 ALL_PASS",
-              "performance/1 DONE"}));
+  EXPECT_EQ(r.path, (std::vector<std::string>{
+                        "analyze/1 PASS", "translate/1 COMPILED",
+                        "integrate/1 INTEGRATED", "structure/1 PASS_WITH_NOTES",
+                        "correctness/1 FAIL", "diagnose_ir/1 FAIL_FIXABLE",
+                        "translate/2 COMPILED", "integrate/2 INTEGRATED",
+                        "structure/2 PASS_WITH_NOTES", "correctness/2 ALL_PASS",
+                        "performance/1 DONE"}));
   auto h = read_history(r.evidence);
   auto failed = std::find_if(h.begin(), h.end(), [](auto& t) {
     return t.stage == "correctness" && t.verdict == "FAIL";
@@ -97,14 +106,15 @@ TEST_F(gates_test, broken_then_fixed_port_is_accepted_after_one_repair_cycle) {
   ASSERT_NE(failed, h.end()) << describe(h);
   EXPECT_EQ(failed->qualifier, "kernel");
   EXPECT_EQ(failed->next, "diagnose_ir");
-  EXPECT_TRUE(contains(failed->reason, "2 of 6 tests failed")) << failed->reason;
+  EXPECT_TRUE(contains(failed->reason, "2 of 6 tests failed"))
+      << failed->reason;
   EXPECT_EQ(r.tests_executed, 6);
   EXPECT_EQ(r.tests_failed, 0);
 }
 
 TEST_F(gates_test, skip_only_suite_never_passes_correctness_and_ends_at_a_cap) {
-  auto r = run({.agent = "good.sh",
-                .test = {project_path("run_tests_skip.sh")}});
+  auto r =
+      run({.agent = "good.sh", .test = {project_path("run_tests_skip.sh")}});
   ASSERT_EQ(r.state, "REJECTED") << describe(r);
   EXPECT_TRUE(contains(r.reason, "cap")) << r.reason;
   auto h = read_history(r.evidence);
@@ -132,12 +142,12 @@ TEST_F(gates_test, slow_port_is_investigated_and_rejected_at_the_perf_cap) {
   EXPECT_TRUE(contains(r.reason, "cap")) << r.reason;
   EXPECT_EQ(r.path,
             (std::vector<std::string>{
-              "analyze/1 PASS", "translate/1 COMPILED",
-              "integrate/1 INTEGRATED", "structure/1 PASS_WITH_NOTES",
-              "correctness/1 ALL_PASS", "performance/1 INVESTIGATE",
-              "diagnose_perf/1 FIXABLE", "translate/2 COMPILED",
-              "integrate/2 INTEGRATED", "structure/2 PASS_WITH_NOTES",
-              "correctness/2 ALL_PASS", "performance/2 INVESTIGATE"}));
+                "analyze/1 PASS", "translate/1 COMPILED",
+                "integrate/1 INTEGRATED", "structure/1 PASS_WITH_NOTES",
+                "correctness/1 ALL_PASS", "performance/1 INVESTIGATE",
+                "diagnose_perf/1 FIXABLE", "translate/2 COMPILED",
+                "integrate/2 INTEGRATED", "structure/2 PASS_WITH_NOTES",
+                "correctness/2 ALL_PASS", "performance/2 INVESTIGATE"}));
   EXPECT_EQ(r.attempts.at("diagnose_perf"), 1);
   ASSERT_TRUE(r.has_geomean);
   EXPECT_LT(r.geomean, r.floor);
@@ -145,6 +155,55 @@ TEST_F(gates_test, slow_port_is_investigated_and_rejected_at_the_perf_cap) {
   auto h = read_history(r.evidence);
   ASSERT_FALSE(h.empty());
   EXPECT_TRUE(contains(h.back().reason, "geomean")) << describe(h);
+}
+
+TEST_F(gates_test, hanging_test_suite_is_killed_at_the_gate_timeout) {
+  reconfigure("", "[gates]\ntest_timeout_s = 1\n");
+  auto pids = tmp / "tests.pids";
+  auto r = run(
+      {.agent = "good.sh", .test = {project_path("run_tests_hang.sh"), pids}});
+  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  EXPECT_TRUE(contains(r.reason, "cap")) << r.reason;
+  auto h = read_history(r.evidence);
+  int timeouts = 0;
+  for (auto& t : h)
+    if (t.stage == "correctness") {
+      ++timeouts;
+      EXPECT_EQ(t.verdict, "FAIL");
+      EXPECT_EQ(t.qualifier, "kernel");
+      EXPECT_TRUE(contains(t.reason, "timed out")) << describe(h);
+    }
+  EXPECT_GE(timeouts, 1) << describe(h);
+  auto ids = integers_of(read_text(pids));
+  EXPECT_EQ(ids.size(), 2u * timeouts);
+  for (auto pid : ids)
+    EXPECT_TRUE(wait_process_gone(static_cast<pid_t>(pid), 10s))
+        << "test process " << pid << " outlived its timeout";
+}
+
+TEST_F(gates_test, failing_reference_bench_ends_the_job_blocked) {
+  auto spec = make_spec({.agent = "good.sh"}, cfg);
+  spec.reference.bench = {"false"};
+  auto r = run(spec);
+  ASSERT_EQ(r.state, "BLOCKED") << describe(r);
+  EXPECT_TRUE(contains(r.reason, "reference bench failed")) << r.reason;
+  ASSERT_FALSE(r.path.empty());
+  EXPECT_EQ(r.path.back(), "performance/1 BLOCKED");
+}
+
+TEST_F(gates_test, benches_without_kport_ranges_end_the_job_blocked) {
+  auto spec = make_spec({.agent = "good.sh"}, cfg);
+  spec.reference.bench = {"true"};
+  spec.target.bench = {"true"};
+  auto r = run(spec);
+  ASSERT_EQ(r.state, "BLOCKED") << describe(r);
+  EXPECT_TRUE(contains(r.reason, "kport:")) << r.reason;
+}
+
+TEST_F(gates_test, benches_with_different_config_names_end_the_job_blocked) {
+  auto r = run({.agent = "good.sh", .candidate = "renamed"});
+  ASSERT_EQ(r.state, "BLOCKED") << describe(r);
+  EXPECT_TRUE(contains(r.reason, "unpaired")) << r.reason;
 }
 
 } // namespace

@@ -96,15 +96,15 @@ config::kport_config make_config(const std::string& runs_dir,
 
 std::string spec_text(const project_spec& p) {
   auto test = p.test.empty()
-                ? std::vector<std::string>{project_path("run_tests.sh"),
-                                           "{workspace}/kernel.sh"}
-                : p.test;
-  std::string env = fmt::format("KPORT_TEST_CANDIDATE = {}\n",
-                                toml_quote(p.candidate));
+                  ? std::vector<std::string>{project_path("run_tests.sh"),
+                                             "{workspace}/kernel.sh"}
+                  : p.test;
+  std::string env =
+      fmt::format("KPORT_TEST_CANDIDATE = {}\n", toml_quote(p.candidate));
   for (auto& [k, v] : p.env)
     env += fmt::format("{} = {}\n", k, toml_quote(v));
   return fmt::format(
-    R"(operator = {op}
+      R"(operator = {op}
 description = "integration test: add two integers"
 
 [reference]
@@ -127,24 +127,24 @@ timeout_s = {timeout}
 
 [agents.env]
 {env})",
-    fmt::arg("op", toml_quote(p.op)),
-    fmt::arg("ref", toml_quote(project_path("reference"))),
-    fmt::arg("ref_bench",
-             toml_list({bench_program(), "small=400", "large=400"})),
-    fmt::arg("test", toml_list(test)),
-    fmt::arg("cand_bench",
-             toml_list({project_path("bench.sh"), bench_program(),
-                        "{workspace}/bench.conf"})),
-    fmt::arg("rounds", p.perf_rounds),
-    fmt::arg("command", toml_list({agent_script(p.agent)})),
-    fmt::arg("timeout", p.agent_timeout_s), fmt::arg("env", env));
+      fmt::arg("op", toml_quote(p.op)),
+      fmt::arg("ref", toml_quote(project_path("reference"))),
+      fmt::arg("ref_bench",
+               toml_list({bench_program(), "small=400", "large=400"})),
+      fmt::arg("test", toml_list(test)),
+      fmt::arg("cand_bench",
+               toml_list({project_path("bench.sh"), bench_program(),
+                          "{workspace}/bench.conf"})),
+      fmt::arg("rounds", p.perf_rounds),
+      fmt::arg("command", toml_list({agent_script(p.agent)})),
+      fmt::arg("timeout", p.agent_timeout_s), fmt::arg("env", env));
 }
 
 config::port_spec make_spec(const project_spec& p,
                             const config::kport_config& cfg) {
   auto text = spec_text(p);
-  auto spec =
-    config::parse_port_spec(text, "test-spec.toml", KPORT_TEST_PROJECT_DIR, cfg);
+  auto spec = config::parse_port_spec(text, "test-spec.toml",
+                                      KPORT_TEST_PROJECT_DIR, cfg);
   if (!spec)
     throw std::runtime_error("test spec: " + spec.err().message + "\n" + text);
   return std::move(*spec);
@@ -164,9 +164,8 @@ timeout_s = 30
 )",
                           toml_quote(op), toml_quote(project_path("reference")),
                           toml_quote(name));
-  auto spec =
-    config::parse_port_spec(text, "builtin-spec.toml", KPORT_TEST_PROJECT_DIR,
-                            cfg);
+  auto spec = config::parse_port_spec(text, "builtin-spec.toml",
+                                      KPORT_TEST_PROJECT_DIR, cfg);
   if (!spec)
     throw std::runtime_error("builtin spec: " + spec.err().message);
   return std::move(*spec);
@@ -193,7 +192,8 @@ routes = { COMPILED = "ACCEPTED", "*" = "REJECTED" }
 
 std::unique_ptr<runtime::engine> start_engine(config::kport_config cfg) {
   auto e = runtime::engine::start(
-    std::move(cfg), runtime::runtime_options{.inject_path = inject_library()});
+      std::move(cfg),
+      runtime::runtime_options{.inject_path = inject_library()});
   if (!e)
     throw std::runtime_error("engine::start: " + e.err().message);
   return std::move(*e);
@@ -205,7 +205,7 @@ std::vector<transition> read_history(const std::string& evidence_dir) {
   if (bin.empty())
     return out;
   flatbuffers::Verifier verifier(
-    reinterpret_cast<const std::uint8_t*>(bin.data()), bin.size());
+      reinterpret_cast<const std::uint8_t*>(bin.data()), bin.size());
   if (!msg::VerifyFinalVerdictBuffer(verifier))
     return out;
   auto* v = msg::GetFinalVerdict(bin.data());
@@ -274,14 +274,14 @@ bool contains(const std::string& s, const std::string& part) {
 void make_fifo(const std::string& path) {
   if (::mkfifo(path.c_str(), 0600) != 0)
     throw std::runtime_error(
-      fmt::format("mkfifo {}: {}", path, std::strerror(errno)));
+        fmt::format("mkfifo {}: {}", path, std::strerror(errno)));
 }
 
 namespace {
 
 int remaining_ms(std::chrono::steady_clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-    deadline - std::chrono::steady_clock::now());
+      deadline - std::chrono::steady_clock::now());
   return static_cast<int>(std::max<long long>(0, left.count()));
 }
 
@@ -405,7 +405,8 @@ child_result run_child(const std::vector<std::string>& argv,
   return res;
 }
 
-event_log::event_log() : st_(std::make_shared<state>()) {}
+event_log::event_log()
+    : st_(std::make_shared<state>()) {}
 
 void event_log::attach(runtime::engine& e) {
   auto st = st_;
@@ -419,8 +420,8 @@ void event_log::attach(runtime::engine& e) {
 }
 
 bool event_log::wait_for(
-  const std::function<bool(const std::vector<runtime::job_event>&)>& pred,
-  std::chrono::milliseconds timeout) {
+    const std::function<bool(const std::vector<runtime::job_event>&)>& pred,
+    std::chrono::milliseconds timeout) {
   std::unique_lock lock{st_->mtx};
   return st_->cv.wait_for(lock, timeout, [&] { return pred(st_->events); });
 }

@@ -76,7 +76,7 @@ config::kport_config make_config(const std::string& runs_dir,
 /// A port spec of the tiny project, run by scripted exec agents.
 struct project_spec {
   std::string op = "tiny_add";
-  std::string agent = "good.sh"; ///< a script of agents/
+  std::string agent = "good.sh";  ///< a script of agents/
   std::string candidate = "good"; ///< project/candidates/NAME, via good.sh
   /// The target's test command; empty: run_tests.sh on the workspace kernel.
   std::vector<std::string> test;
@@ -171,13 +171,14 @@ class event_log {
 public:
   event_log();
 
-  /// Subscribes to `e`; the engine must stop before this log goes away.
+  /// Subscribes to `e` (the callback shares this log's state: either may
+  /// outlive the other).
   void attach(runtime::engine& e);
 
   /// Waits until `pred` holds over the events so far, up to `timeout`.
-  bool wait_for(const std::function<bool(const std::vector<runtime::job_event>&)>&
-                  pred,
-                std::chrono::milliseconds timeout);
+  bool wait_for(
+      const std::function<bool(const std::vector<runtime::job_event>&)>& pred,
+      std::chrono::milliseconds timeout);
 
   std::vector<runtime::job_event> events() const;
 

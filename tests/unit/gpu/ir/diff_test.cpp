@@ -4,8 +4,7 @@
 #include <toml++/toml.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <algorithm>
 
 using namespace kport::ir;
 namespace fs = std::filesystem;
@@ -13,13 +12,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const fs::path fixtures = KPORT_IR_FIXTURES;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 policy builtin(const char* name) {
   auto p = load_policy(name);
@@ -46,7 +38,8 @@ bool any_contains(const std::vector<std::string>& v, std::string_view s) {
 /// output parses.
 class json_checker {
 public:
-  explicit json_checker(std::string_view s) : s_(s) {}
+  explicit json_checker(std::string_view s)
+      : s_(s) {}
   bool ok() {
     ws();
     if (!value())
@@ -88,9 +81,9 @@ private:
     auto b = i_;
     if (i_ < s_.size() && s_[i_] == '-')
       ++i_;
-    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) ||
-                              s_[i_] == '.' || s_[i_] == 'e' || s_[i_] == 'E' ||
-                              s_[i_] == '+' || s_[i_] == '-'))
+    while (i_ < s_.size() &&
+           (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.' ||
+            s_[i_] == 'e' || s_[i_] == 'E' || s_[i_] == '+' || s_[i_] == '-'))
       ++i_;
     return i_ > b;
   }
@@ -177,7 +170,8 @@ TEST(ir_diff, dropped_reduction_fails_tileir_policy) {
   EXPECT_EQ(r.overall, verdict::fail);
   ASSERT_EQ(r.functions.size(), 1u);
   const auto& fn = r.functions[0];
-  EXPECT_TRUE(any_contains(fn.failures, "class `reduce` (critical): 2 in a, 1 in b"))
+  EXPECT_TRUE(
+      any_contains(fn.failures, "class `reduce` (critical): 2 in a, 1 in b"))
       << r.to_text();
   ASSERT_TRUE(fn.first.found);
   EXPECT_NE(fn.first.kind, edit_kind::same);
@@ -206,11 +200,11 @@ TEST(ir_diff, different_tile_shape_fails_on_the_aligned_op) {
 }
 
 TEST(ir_diff, extra_loop_fails_every_policy) {
-  EXPECT_EQ(diff("tileir/softmax.mlir", "tileir/softmax_loop.mlir", "tileir")
-                .overall,
-            verdict::fail);
-  auto t = diff("triton/softmax.ttir", "triton/softmax_persistent.ttir",
-                "triton");
+  EXPECT_EQ(
+      diff("tileir/softmax.mlir", "tileir/softmax_loop.mlir", "tileir").overall,
+      verdict::fail);
+  auto t =
+      diff("triton/softmax.ttir", "triton/softmax_persistent.ttir", "triton");
   EXPECT_TRUE(any_contains(t.functions[0].failures, "class `loop`"));
   auto p = diff("cuda/vadd_float4.ptx", "cuda/vadd_grid_stride.ptx", "ptx");
   EXPECT_TRUE(any_contains(p.functions[0].failures, "class `loop`"));
@@ -219,19 +213,19 @@ TEST(ir_diff, extra_loop_fails_every_policy) {
 TEST(ir_diff, lost_vector_load_fails_ptx_policy) {
   auto r = diff("cuda/vadd_float4.ptx", "cuda/vadd_scalar.ptx", "ptx");
   EXPECT_EQ(r.overall, verdict::fail);
-  EXPECT_TRUE(any_contains(r.functions[0].failures,
-                           "global_load:ld.global.nc.v4.f32"))
+  EXPECT_TRUE(
+      any_contains(r.functions[0].failures, "global_load:ld.global.nc.v4.f32"))
       << r.to_text();
   auto t = diff("triton/vadd.ptx", "triton/vadd_strided.ptx", "ptx");
-  EXPECT_TRUE(any_contains(t.functions[0].failures,
-                           "global_load:ld.global.v4.b32"));
+  EXPECT_TRUE(
+      any_contains(t.functions[0].failures, "global_load:ld.global.v4.b32"));
 }
 
 TEST(ir_diff, flush_to_zero_and_hints_must_match) {
   auto f = diff("tileir/softmax.mlir", "tileir/softmax_noftz.mlir", "tileir");
   EXPECT_TRUE(any_contains(f.functions[0].failures, "flush_to_zero"));
-  auto h = diff("tileir/softmax.mlir", "tileir/softmax_occupancy.mlir",
-                "tileir");
+  auto h =
+      diff("tileir/softmax.mlir", "tileir/softmax_occupancy.mlir", "tileir");
   EXPECT_TRUE(any_contains(h.functions[0].failures, "occupancy"));
 }
 
@@ -260,8 +254,8 @@ TEST(ir_diff, text_report_names_functions_counts_and_divergence) {
 TEST(ir_diff, excerpt_stays_within_its_line_budget) {
   diff_options opts;
   opts.max_excerpt_lines = 12;
-  auto r = diff("triton/matmul.ttgir", "triton/matmul_bm128.ttgir", "triton",
-                opts);
+  auto r =
+      diff("triton/matmul.ttgir", "triton/matmul_bm128.ttgir", "triton", opts);
   auto ex = r.excerpt();
   auto lines = std::count(ex.begin(), ex.end(), '\n');
   EXPECT_LE(lines, 12);

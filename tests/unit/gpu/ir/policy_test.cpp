@@ -11,8 +11,8 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path write_temp(const std::string& name, const std::string& text) {
-  auto dir = fs::temp_directory_path() / ("kport_ir_policy_" +
-                                          std::to_string(::getpid()));
+  auto dir = fs::temp_directory_path() /
+             ("kport_ir_policy_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   auto p = dir / name;
   std::ofstream(p) << text;
@@ -39,8 +39,7 @@ TEST(ir_policy, builtins_load_by_name_and_classify_their_ops) {
   EXPECT_EQ(tile.classify(op_named("cuda_tile.reduce"))->level,
             severity::critical);
   EXPECT_EQ(tile.classify(op_named("cuda_tile.addf"))->tolerance, 2u);
-  EXPECT_EQ(tile.classify(op_named("cuda_tile.select"))->level,
-            severity::info);
+  EXPECT_EQ(tile.classify(op_named("cuda_tile.select"))->level, severity::info);
   EXPECT_EQ(tile.classify(op_named("cuda_tile.make_token")), nullptr);
   EXPECT_TRUE(tile.must_match_attr("flush_to_zero"));
   EXPECT_TRUE(tile.must_match_attr("optimization_hints.sm_90.occupancy"));

@@ -1,0 +1,237 @@
+// The kport command line as users run it: the real executable in a child
+// process, its stdout, stderr and exit status (0 all ACCEPTED, 1 not, 2 usage
+// or config error).
+
+#include "support.hpp"
+
+#include <flatbuffers/flexbuffers.h>
+#include <flatbuffers/idl.h>
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+namespace kport::test {
+namespace {
+
+child_result kport(std::vector<std::string> args, const std::string& cwd = "") {
+  args.insert(args.begin(), kport_cli());
+  return run_child(args, cwd);
+}
+
+std::string describe(const child_result& r) {
+  return fmt::format("exit {} signal {}{}\n--- stdout\n{}\n--- stderr\n{}",
+                     r.exit_code, r.signal, r.timed_out ? " (timed out)" : "",
+                     r.out, r.err);
+}
+
+TEST(cli_test, version_prints_the_project_version) {
+  auto r = kport({"--version"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(r.out, "kport " KPORT_TEST_VERSION "\n") << describe(r);
+}
+
+TEST(cli_test, unknown_subcommand_and_missing_specs_are_usage_errors) {
+  auto bogus = kport({"frobnicate"});
+  EXPECT_EQ(bogus.exit_code, 2) << describe(bogus);
+  auto no_specs = kport({"run"});
+  EXPECT_EQ(no_specs.exit_code, 2) << describe(no_specs);
+  temp_dir tmp;
+  auto missing = kport({"run", tmp / "no-such-spec.toml"});
+  EXPECT_EQ(missing.exit_code, 2) << describe(missing);
+}
+
+TEST(cli_test, schema_check_accepts_a_valid_translate_artifact) {
+  temp_dir tmp;
+  auto file = tmp / "good.json";
+  write_text(file, R"({"verdict": "COMPILED", "summary": "built",
+                       "files": ["kernel.cu"], "ir": []})");
+  auto r = kport({"schema", "check", "translate", file});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "valid translate artifact")) << describe(r);
+}
+
+TEST(cli_test, schema_check_refuses_bad_artifacts_with_the_reason) {
+  temp_dir tmp;
+  struct bad {
+    const char* json;
+    const char* reason;
+  };
+  for (auto& b : {
+           bad{R"({"verdict": 1, "summary": "x"})", "not a number"},
+           bad{R"({"verdict": "COMPILED", "summary": "x", "extra": 1})",
+               "unknown field: extra"},
+           bad{R"({"verdict": "NEARLY", "summary": "x"})",
+               "unknown enum value: NEARLY"},
+           bad{R"({"verdict": "COMPILED"})",
+               "required field is missing: summary"},
+           bad{R"(not json {)", "invalid"},
+       }) {
+    auto file = tmp / "bad.json";
+    write_text(file, b.json);
+    auto r = kport({"schema", "check", "translate", file});
+    EXPECT_EQ(r.exit_code, 1) << b.json << "\n" << describe(r);
+    EXPECT_TRUE(contains(r.err, b.reason)) << b.json << "\n" << describe(r);
+    EXPECT_TRUE(contains(r.err, file)) << describe(r);
+  }
+  auto unknown = kport({"schema", "check", "no_such_stage", tmp / "bad.json"});
+  EXPECT_EQ(unknown.exit_code, 2) << describe(unknown);
+}
+
+TEST(cli_test, schema_print_translate_lists_its_verdicts) {
+  auto r = kport({"schema", "print", "translate"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "table TranslateResult")) << r.out;
+  EXPECT_TRUE(contains(r.out,
+                       "verdict: one of COMPILED, FAIL_COMPILE, FAIL_FIXABLE, "
+                       "BLOCKED"))
+      << r.out;
+}
+
+TEST(cli_test, schema_list_names_every_agent_schema) {
+  auto r = kport({"schema", "list"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  for (auto* s : {"analyze", "translate", "integrate", "diagnose_ir",
+                  "diagnose_perf", "verdict", "task"})
+    EXPECT_TRUE(contains(r.out, std::string{s} + "\n")) << s << "\n" << r.out;
+}
+
+TEST(cli_test, run_refuses_a_toml_syntax_error_naming_file_and_line) {
+  temp_dir tmp;
+  auto spec = tmp / "broken.toml";
+  write_text(spec, "operator = \"x\"\n[reference\ndir = \".\"\n");
+  auto r = kport({"run", spec, "--runs-dir", tmp / "runs"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_TRUE(contains(r.err, "broken.toml:2")) << describe(r);
+}
+
+TEST(cli_test, run_refuses_a_wrong_type_naming_file_line_and_key) {
+  temp_dir tmp;
+  auto spec = tmp / "typed.toml";
+  write_text(spec, fmt::format("operator = \"x\"\n[reference]\ndir = {}\n"
+                               "[target]\ntest = \"x\"\n",
+                               toml_quote(project_path("reference"))));
+  auto r = kport({"run", spec, "--runs-dir", tmp / "runs"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_TRUE(contains(r.err, "typed.toml:5")) << describe(r);
+  EXPECT_TRUE(contains(r.err, "`target.test`")) << describe(r);
+  EXPECT_TRUE(contains(r.err, "list of strings")) << describe(r);
+}
+
+/// A JSON value of the `kport run --json` output, parsed strictly.
+struct json_doc {
+  std::vector<uint8_t> buffer;
+  std::string error;
+
+  explicit json_doc(const std::string& text) {
+    flatbuffers::IDLOptions opts;
+    opts.strict_json = true;
+    flatbuffers::Parser parser{opts};
+    flexbuffers::Builder fbb;
+    if (!parser.ParseFlexBuffer(text.c_str(), "stdout", &fbb)) {
+      error = parser.error_;
+      return;
+    }
+    buffer = fbb.GetBuffer();
+  }
+  flexbuffers::Reference root() const { return flexbuffers::GetRoot(buffer); }
+};
+
+TEST(cli_test, run_json_prints_one_object_with_a_jobs_array) {
+  temp_dir tmp;
+  auto spec = tmp / "port.toml";
+  write_text(spec, spec_text({.agent = "good.sh"}));
+  auto r = kport({"run", spec, "--runs-dir", tmp / "runs", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  json_doc doc{r.out};
+  ASSERT_TRUE(doc.error.empty()) << doc.error << "\n" << r.out;
+  ASSERT_TRUE(doc.root().IsMap()) << r.out;
+  auto jobs = doc.root().AsMap()["jobs"];
+  ASSERT_TRUE(jobs.IsVector()) << r.out;
+  ASSERT_EQ(jobs.AsVector().size(), 1u) << r.out;
+  auto job = jobs.AsVector()[0].AsMap();
+  for (auto* key : {"job", "operator", "state", "reason", "evidence"})
+    EXPECT_TRUE(job[key].IsString()) << key << "\n" << r.out;
+  EXPECT_EQ(job["operator"].AsString().str(), "tiny_add");
+  EXPECT_EQ(job["state"].AsString().str(), "ACCEPTED");
+  ASSERT_TRUE(job["attempts"].IsMap()) << r.out;
+  EXPECT_EQ(job["attempts"].AsMap()["translate"].AsInt64(), 1) << r.out;
+  EXPECT_TRUE(job["geomean"].IsNumeric()) << r.out;
+  EXPECT_EQ(job["tests_executed"].AsInt64(), 6) << r.out;
+  auto evidence = job["evidence"].AsString().str();
+  EXPECT_TRUE(contains(evidence, tmp / "runs")) << evidence;
+  auto v = runtime::read_verdict_file(evidence + "/verdict.json");
+  ASSERT_TRUE(v) << v.err().message;
+  EXPECT_EQ(v->job, job["job"].AsString().str());
+}
+
+TEST(cli_test, run_exits_1_when_a_job_is_not_accepted) {
+  temp_dir tmp;
+  auto good = tmp / "good.toml";
+  write_text(good, spec_text({.op = "good_op", .agent = "good.sh"}));
+  auto crash = tmp / "crash.toml";
+  write_text(crash, spec_text({.op = "crash_op", .agent = "crash.sh"}));
+  auto r = kport({"run", good, crash, "--runs-dir", tmp / "runs", "--json",
+                  "--jobs", "2"});
+  EXPECT_EQ(r.exit_code, 1) << describe(r);
+  json_doc doc{r.out};
+  ASSERT_TRUE(doc.error.empty()) << doc.error << "\n" << r.out;
+  auto jobs = doc.root().AsMap()["jobs"].AsVector();
+  ASSERT_EQ(jobs.size(), 2u) << r.out;
+  EXPECT_EQ(jobs[0].AsMap()["state"].AsString().str(), "ACCEPTED") << r.out;
+  EXPECT_EQ(jobs[1].AsMap()["state"].AsString().str(), "REJECTED") << r.out;
+  EXPECT_TRUE(jobs[1].AsMap()["geomean"].IsNull()) << r.out;
+}
+
+TEST(cli_test, config_prints_the_merged_defaults) {
+  auto r = kport({"config"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  for (auto* line :
+       {"[runtime]", "max_jobs = 16", "queue_limit = 1024", "[pipeline]",
+        "first = 'analyze'", "[pipeline.stages.translate]",
+        "[pipeline.stages.diagnose_perf]", "floor = 0.95"})
+    EXPECT_TRUE(contains(r.out, line)) << line << "\n" << r.out;
+}
+
+TEST(cli_test, config_merges_a_user_file_over_the_defaults) {
+  temp_dir tmp;
+  auto user = tmp / "user.toml";
+  write_text(user, "[runtime]\nmax_jobs = 3\n[perf]\nfloor = 1.25\n");
+  auto r = kport({"config", "--config", user});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "max_jobs = 3")) << r.out;
+  EXPECT_TRUE(contains(r.out, "floor = 1.25")) << r.out;
+  EXPECT_TRUE(contains(r.out, "queue_limit = 1024")) << r.out;
+}
+
+TEST(cli_test, config_file_with_an_unknown_key_exits_2_naming_the_key) {
+  temp_dir tmp;
+  auto user = tmp / "user.toml";
+  write_text(user, "[runtime]\nmax_jobz = 3\n");
+  auto printed = kport({"config", "--config", user});
+  EXPECT_EQ(printed.exit_code, 2) << describe(printed);
+  EXPECT_TRUE(contains(printed.err, "unknown key `runtime.max_jobz`"))
+      << describe(printed);
+  auto spec = tmp / "port.toml";
+  write_text(spec, spec_text({}));
+  auto ran = kport({"run", spec, "--config", user, "--runs-dir", tmp / "runs"});
+  EXPECT_EQ(ran.exit_code, 2) << describe(ran);
+  EXPECT_TRUE(contains(ran.err, "unknown key `runtime.max_jobz`"))
+      << describe(ran);
+}
+
+TEST(cli_test, config_file_errors_name_the_users_file_and_line) {
+  temp_dir tmp;
+  auto user = tmp / "user.toml";
+  write_text(user, "[runtime]\nmax_jobz = 3\n");
+  auto unknown = kport({"config", "--config", user});
+  EXPECT_EQ(unknown.exit_code, 2) << describe(unknown);
+  EXPECT_TRUE(contains(unknown.err, "user.toml:2")) << describe(unknown);
+  write_text(user, "[runtime]\n\nmax_jobs = \"many\"\n");
+  auto typed = kport({"config", "--config", user});
+  EXPECT_EQ(typed.exit_code, 2) << describe(typed);
+  EXPECT_TRUE(contains(typed.err, "`runtime.max_jobs`")) << describe(typed);
+  EXPECT_TRUE(contains(typed.err, "user.toml:3")) << describe(typed);
+}
+
+} // namespace
+} // namespace kport::test
