@@ -28,7 +28,8 @@ bool is_final_state(std::string_view target) noexcept {
 std::vector<std::string> gate_verdicts(gate_type g) {
   switch (g) {
     case gate_type::structure:
-      return {"PASS", "PASS_WITH_NOTES", "FAIL"};
+      // BLOCKED: the reference's IR could not be had; no agent can fix that.
+      return {"PASS", "PASS_WITH_NOTES", "FAIL", "BLOCKED"};
     case gate_type::correctness:
       return {"ALL_PASS", "FAIL", "BLOCKED"};
     case gate_type::performance:

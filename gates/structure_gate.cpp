@@ -1,22 +1,142 @@
 #include "gates/structure_gate.hpp"
 
+#include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
+#include "gpu/ir/diff.hpp"
+#include "runtime/atomic_file.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
 
 namespace kport::gates {
+
+namespace fs = std::filesystem;
+
+std::string default_ir_policy(std::string_view text, std::string_view name) {
+  if (ir::detect_format(text, name) == ir::ir_format::ptx)
+    return "ptx";
+  if (text.find("tt.func") != std::string_view::npos ||
+      text.find("tt.load") != std::string_view::npos)
+    return "triton";
+  return "tileir";
+}
+
+namespace {
+
+/// Runs one side's `ir` command; it writes its IR to $KPORT_IR_OUT.
+result<std::string> dump_ir(const gate_context& ctx, side s,
+                            msg::GateReportT& report) {
+  auto dir = fs::path{ctx.attempt_dir};
+  auto out = (dir / fmt::format("{}.ir", to_string(s))).string();
+  auto& argv = s == side::reference ? ctx.spec->reference.ir
+                                    : ctx.spec->target.ir;
+  auto p = side_process(ctx, s, argv,
+                        (dir / fmt::format("ir-{}.log", to_string(s))).string(),
+                        ctx.cfg->gates.ir_timeout);
+  p.env.emplace_back("KPORT_IR_OUT", out);
+  auto ran = runtime::run_process(p, ctx.cancel);
+  add_run(report, fmt::format("ir {}", to_string(s)), p,
+          ran ? &*ran : nullptr);
+  if (!ran)
+    return std::move(ran).err();
+  if (!ran->succeeded())
+    return fail(error_code::process,
+                fmt::format("the {} IR command failed ({}); see {}",
+                            to_string(s), ran->describe(), p.log_path));
+  if (!fs::exists(out))
+    return fail(error_code::process,
+                fmt::format("the {} IR command wrote nothing at KPORT_IR_OUT "
+                            "({})",
+                            to_string(s), out));
+  return out;
+}
+
+} // namespace
 
 gate_outcome run_structure_gate(const gate_context& ctx) {
   msg::GateReportT report;
   report.gate = msg::GateKind::structure;
-  if (ctx.spec->reference.ir.empty() || ctx.spec->target.ir.empty()) {
-    report.verdict = msg::GateVerdict::PASS_WITH_NOTES;
-    report.reason = "structure not checked: the spec has no `ir` command for "
-                    "the reference and the target";
-    report.notes.push_back(report.reason);
+  auto end_with = [&](msg::GateVerdict v, msg::FailureClass c,
+                      std::string reason) {
+    report.verdict = v;
+    report.failure_class = c;
+    report.reason = std::move(reason);
     return finish_gate(ctx, report);
+  };
+  if (ctx.spec->reference.ir.empty() || ctx.spec->target.ir.empty()) {
+    report.notes.push_back("structure not checked: the spec has no `ir` "
+                           "command for the reference and the target");
+    return end_with(msg::GateVerdict::PASS_WITH_NOTES, msg::FailureClass::none,
+                    report.notes.back());
   }
-  report.verdict = msg::GateVerdict::BLOCKED;
-  report.reason = "the structural IR comparator is not built into this kport";
-  return finish_gate(ctx, report);
+  if (auto built = ensure_reference_built(ctx); !built)
+    return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+                    built.err().message);
+  // The reference's IR is the yardstick: when kport cannot get it, no agent
+  // can fix that, so the gate is BLOCKED rather than FAIL.
+  auto ref = dump_ir(ctx, side::reference, report);
+  if (!ref)
+    return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+                    ref.err().message);
+  auto cand = dump_ir(ctx, side::candidate, report);
+  if (!cand)
+    return end_with(msg::GateVerdict::FAIL, msg::FailureClass::kernel,
+                    cand.err().message);
+  auto policy_name = ctx.spec->ir_policy;
+  if (policy_name.empty()) {
+    auto text = runtime::read_file(*ref, 1u << 20);
+    policy_name = default_ir_policy(text ? std::string_view{*text}
+                                         : std::string_view{},
+                                    *ref);
+  }
+  auto pol = ir::load_policy(policy_name);
+  if (!pol)
+    return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+                    fmt::format("IR policy: {}", pol.err().message));
+  auto diff = ir::diff_files(*ref, *cand, *pol);
+  report.structure = std::make_unique<msg::StructureEvidenceT>();
+  report.structure->reference_ir = *ref;
+  report.structure->candidate_ir = *cand;
+  report.structure->policy = policy_name;
+  if (!diff) {
+    // An unreadable reference was caught above only if its command failed;
+    // the comparator names which file it could not read.
+    bool reference_side = diff.err().message.find(*ref) != std::string::npos;
+    return end_with(reference_side ? msg::GateVerdict::BLOCKED
+                                   : msg::GateVerdict::FAIL,
+                    reference_side ? msg::FailureClass::env
+                                   : msg::FailureClass::kernel,
+                    diff.err().message);
+  }
+  report.structure->diff_excerpt = diff->excerpt();
+  auto dir = fs::path{ctx.attempt_dir};
+  (void) runtime::write_file_atomic((dir / "ir-diff.txt").string(),
+                                    diff->to_text());
+  (void) runtime::write_file_atomic((dir / "ir-diff.json").string(),
+                                    diff->to_json());
+  for (auto& n : diff->failures)
+    report.notes.push_back("fail: " + n);
+  for (auto& n : diff->notes)
+    report.notes.push_back("note: " + n);
+  switch (diff->overall) {
+    case ir::verdict::pass:
+      return end_with(msg::GateVerdict::PASS, msg::FailureClass::none,
+                      fmt::format("IR structurally equal under policy {}",
+                                  policy_name));
+    case ir::verdict::pass_with_notes:
+      return end_with(msg::GateVerdict::PASS_WITH_NOTES,
+                      msg::FailureClass::none,
+                      fmt::format("IR equal under policy {} with {} notes",
+                                  policy_name, diff->notes.size()));
+    case ir::verdict::fail:
+      break;
+  }
+  return end_with(msg::GateVerdict::FAIL, msg::FailureClass::kernel,
+                  fmt::format("IR differs under policy {}: {}; see {}",
+                              policy_name,
+                              diff->failures.empty() ? "see the diff"
+                                                     : diff->failures.front(),
+                              (dir / "ir-diff.txt").string()));
 }
 
 } // namespace kport::gates

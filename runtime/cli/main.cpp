@@ -1,6 +1,8 @@
 // kport: the command line, a thin shell over kport::runtime::engine.
 
 #include "config/kport_config.hpp"
+#include "gates/structure_gate.hpp"
+#include "gpu/ir/diff.hpp"
 #include "runtime/atomic_file.hpp"
 #include "runtime/cli/run_command.hpp"
 #include "runtime/schema.hpp"
@@ -52,6 +54,40 @@ int print_config(const std::vector<std::string>& files) {
   }
   std::fwrite(cfg->merged_toml.data(), 1, cfg->merged_toml.size(), stdout);
   return 0;
+}
+
+/// `kport ir-diff`: 0 PASS, 2 PASS_WITH_NOTES, 1 FAIL, 3 unreadable input.
+int ir_diff(const std::string& a, const std::string& b, std::string policy,
+            bool json) {
+  if (policy.empty()) {
+    auto text = kport::runtime::read_file(a, 64u << 20);
+    if (!text) {
+      std::fprintf(stderr, "kport: %s\n", text.err().message.c_str());
+      return 3;
+    }
+    policy = kport::gates::default_ir_policy(*text, a);
+  }
+  auto pol = kport::ir::load_policy(policy);
+  if (!pol) {
+    std::fprintf(stderr, "kport: %s\n", pol.err().message.c_str());
+    return 2;
+  }
+  auto report = kport::ir::diff_files(a, b, *pol);
+  if (!report) {
+    std::fprintf(stderr, "kport: %s\n", report.err().message.c_str());
+    return 3;
+  }
+  auto text = json ? report->to_json() : report->to_text();
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  switch (report->overall) {
+    case kport::ir::verdict::pass:
+      return 0;
+    case kport::ir::verdict::pass_with_notes:
+      return 2;
+    case kport::ir::verdict::fail:
+      return 1;
+  }
+  return 1;
 }
 
 } // namespace
@@ -106,6 +142,20 @@ int main(int argc, char** argv) {
                          "Config files merged over the defaults, in order")
     ->check(CLI::ExistingFile);
 
+  std::string ir_a, ir_b, ir_policy;
+  bool ir_json = false;
+  auto* ir_cmd = app.add_subcommand(
+    "ir-diff", "Compare two IR files (MLIR: Tile IR, Triton; or PTX) "
+               "structurally");
+  ir_cmd->add_option("a", ir_a, "Reference IR")->required();
+  ir_cmd->add_option("b", ir_b, "Candidate IR")->required();
+  ir_cmd->add_option("--policy", ir_policy,
+                     "tileir, triton, ptx or a policy TOML file (default: by "
+                     "the IR's kind)");
+  ir_cmd->add_flag("--json", ir_json, "Print the report as JSON");
+  ir_cmd->footer("Exit status: 0 PASS, 2 PASS_WITH_NOTES, 1 FAIL, 3 "
+                 "unreadable input.");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -125,5 +175,7 @@ int main(int argc, char** argv) {
   }
   if (config_cmd->parsed())
     return print_config(config_files);
+  if (ir_cmd->parsed())
+    return ir_diff(ir_a, ir_b, ir_policy, ir_json);
   return 2;
 }
