@@ -87,26 +87,32 @@ typename Inspector::result_type inspect(Inspector& f, run_request& x) {
 struct run_reply {
   std::shared_ptr<const gates::run_result> result;
   std::string error;
+  /// The device itself misbehaved (not the program it ran): counts towards
+  /// draining it.
+  std::string fault;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_reply& x) {
-  return f(caf::meta::type_name("run_reply"), x.error);
+  return f(caf::meta::type_name("run_reply"), x.error, x.fault);
 }
 
 /// What a device reports about itself (`kport devices`, run summaries).
 struct device_status {
   std::string name;
   std::string backend;
+  std::string uuid;
   int queued = 0;
   int runs = 0;
   std::int64_t busy_ns = 0;
+  bool drained = false;
+  std::string drain_reason;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, device_status& x) {
-  return f(caf::meta::type_name("device_status"), x.name, x.backend, x.queued,
-           x.runs, x.busy_ns);
+  return f(caf::meta::type_name("device_status"), x.name, x.backend, x.uuid,
+           x.queued, x.runs, x.busy_ns, x.drained, x.drain_reason);
 }
 
 } // namespace kport::actors

@@ -204,11 +204,14 @@ void finish(self_ptr self, const std::string& state, std::string reason) {
           return i->second.first;
     return {};
   };
-  if (auto r = load_report(find_gate(config::gate_type::correctness)))
+  if (auto r = load_report(find_gate(config::gate_type::correctness))) {
     v.tests = std::move(r->tests);
+    v.proof = std::move(r->proof);
+  }
   if (auto r = load_report(find_gate(config::gate_type::performance)))
     v.perf = std::move(r->perf);
-  v.proof = std::make_unique<msg::ProofT>();
+  if (!v.proof)
+    v.proof = std::make_unique<msg::ProofT>();
   v.evidence = st.job_dir;
   v.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                            st.started)

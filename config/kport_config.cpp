@@ -57,10 +57,12 @@ kport_config decode(toml::table& merged) {
   if (auto* t = top.table("devices")) {
     auto r = top.sub("devices", *t);
     c.devices.backend = r.string("backend", c.devices.backend);
-    if (c.devices.backend != "host")
-      r.fail_at("backend", "must be \"host\" (the CUDA backend is not built "
-                           "into this kport)");
+    if (c.devices.backend != "host" && c.devices.backend != "cuda" &&
+        c.devices.backend != "auto")
+      r.fail_at("backend", "must be \"auto\", \"host\" or \"cuda\"");
     c.devices.host_slots = positive(r, "host_slots", c.devices.host_slots);
+    c.devices.cuda_devices = r.strings("cuda_devices");
+    c.devices.fault_limit = positive(r, "fault_limit", c.devices.fault_limit);
     r.finish();
   }
   if (auto* t = top.table("gates")) {

@@ -24,8 +24,10 @@ struct runtime_settings {
 
 /// [devices]: where measured runs go.
 struct device_settings {
-  std::string backend = "host";
+  std::string backend = "auto"; ///< auto, host or cuda
   int host_slots = 1;
+  std::vector<std::string> cuda_devices; ///< indices or UUIDs; empty = all
+  int fault_limit = 3;
 };
 
 /// [gates]: limits of the processes gates run.

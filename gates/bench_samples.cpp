@@ -1,5 +1,6 @@
 #include "gates/bench_samples.hpp"
 
+#include <set>
 #include <unordered_map>
 
 namespace kport::gates {
@@ -9,10 +10,12 @@ run_samples samples_from_traces(const std::vector<gpu::trace>& traces,
   run_samples out;
   for (auto& t : traces) {
     std::unordered_map<std::int64_t, double> kernel_ns;
-    if (source == time_source::kernel_sum)
-      for (auto& k : t.kernels)
-        if (k.range >= 0)
-          kernel_ns[k.range] += static_cast<double>(k.end_ns - k.start_ns);
+    std::unordered_map<std::int64_t, std::set<std::string>> names;
+    for (auto& k : t.kernels)
+      if (k.range >= 0) {
+        kernel_ns[k.range] += static_cast<double>(k.end_ns - k.start_ns);
+        names[k.range].insert(k.name);
+      }
     for (auto& r : t.ranges) {
       std::string_view name{r.name};
       if (name.substr(0, range_prefix.size()) != range_prefix ||
@@ -23,6 +26,12 @@ run_samples samples_from_traces(const std::vector<gpu::trace>& traces,
                     ? static_cast<double>(r.end_ns - r.start_ns)
                     : kernel_ns[r.id];
       out.per_config[config].push_back(ns);
+      if (source == time_source::kernel_sum) {
+        std::string set;
+        for (auto& n : names[r.id])
+          set += (set.empty() ? "" : ",") + n;
+        out.kernel_sets[config].insert(set.empty() ? "(no kernel)" : set);
+      }
     }
   }
   return out;

@@ -2,6 +2,8 @@
 
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
+#include "gates/proof.hpp"
+#include "runtime/atomic_file.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -93,8 +95,7 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
                              (dir / "test.log").string(),
                              ctx.cfg->gates.test_timeout);
   auto result = ctx.run_measured(run);
-  add_run(report, "test", run.process, result ? &result->outcome : nullptr,
-          run.trace_dir);
+  add_measured_run(report, run, result);
   if (!result)
     return fail_with("env", fmt::format("cannot run the test suite: {}",
                                         result.err().message));
@@ -102,12 +103,47 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
   if (counts)
     report.tests = to_message(*counts);
   auto d = decide_correctness(result->outcome, counts);
-  if (d.verdict == "ALL_PASS") {
-    report.verdict = msg::GateVerdict::ALL_PASS;
-    report.reason = d.reason;
-    return finish_gate(ctx, report);
+  if (d.verdict != "ALL_PASS")
+    return fail_with(d.failure.c_str(),
+                     d.reason + "; see " + run.process.log_path);
+  if (result->backend == "cuda") {
+    // On a GPU the suite passing is not enough: the trace must show that
+    // the candidate's kernels are what ran.
+    for (auto& t : result->traces)
+      if (!t.cupti_error.empty()) {
+        report.verdict = msg::GateVerdict::BLOCKED;
+        report.failure_class = msg::FailureClass::env;
+        report.reason = fmt::format("no proof of execution: CUPTI could not "
+                                    "record the test process {} ({})",
+                                    t.pid, t.cupti_error);
+        return finish_gate(ctx, report);
+      }
+    std::optional<std::string> product_hash;
+    if (!ctx.spec->target.product.empty()) {
+      auto path = (fs::path{ctx.workspace} / ctx.spec->target.product).string();
+      auto bytes = runtime::read_file(path, 512u << 20);
+      if (!bytes)
+        return fail_with("kernel", fmt::format("the build product: {}",
+                                               bytes.err().message));
+      product_hash = gpu::module_hash(bytes->data(), bytes->size());
+    }
+    auto proof = collect_proof(result->traces, *ctx.spec, product_hash);
+    report.proof = std::make_unique<msg::ProofT>();
+    report.proof->candidate_kernels = proof.candidate_kernels;
+    report.proof->reference_kernels_in_candidate = proof.reference_kernels;
+    report.proof->module_hashes = proof.module_hashes;
+    report.proof->product = ctx.spec->target.product;
+    report.proof->product_hash = product_hash.value_or("");
+    report.proof->product_loaded = proof.product_loaded;
+    report.proof->kernels = proof.kernels;
+    auto pd = decide_proof(proof, *ctx.spec);
+    if (!pd.ok)
+      return fail_with(pd.failure.c_str(), pd.reason);
+    d.reason += "; " + pd.reason;
   }
-  return fail_with(d.failure.c_str(), d.reason + "; see " + run.process.log_path);
+  report.verdict = msg::GateVerdict::ALL_PASS;
+  report.reason = d.reason;
+  return finish_gate(ctx, report);
 }
 
 } // namespace kport::gates

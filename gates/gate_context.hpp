@@ -2,6 +2,7 @@
 
 #include "config/kport_config.hpp"
 #include "config/port_spec.hpp"
+#include "gpu/cuda_probe.hpp"
 #include "gpu/trace_file.hpp"
 #include "runtime/cancel_token.hpp"
 #include "runtime/error.hpp"
@@ -27,6 +28,9 @@ struct run_result {
   std::vector<gpu::trace> traces;
   std::string trace_error; ///< why the traces could not be read, if so
   std::string device;      ///< which device ran it
+  std::string backend;     ///< "host" or "cuda"
+  gpu::clock_sample clock_before; ///< cuda: SM clock around the run
+  gpu::clock_sample clock_after;
 };
 
 /// Runs a measured run on a device of the pool and waits for it.

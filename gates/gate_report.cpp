@@ -23,6 +23,24 @@ void add_run(msg::GateReportT& report, const std::string& what,
   report.runs.push_back(std::move(r));
 }
 
+void add_measured_run(msg::GateReportT& report, const measured_run& run,
+                      const result<run_result>& r) {
+  add_run(report, run.what, run.process, r ? &r->outcome : nullptr,
+          run.trace_dir);
+  if (!r)
+    return;
+  auto& rec = *report.runs.back();
+  rec.device = r->device;
+  rec.sm_clock_mhz_before = r->clock_before.sm_clock_mhz;
+  rec.sm_clock_mhz_after = r->clock_after.sm_clock_mhz;
+  rec.throttle_reasons =
+    r->clock_before.throttle_reasons | r->clock_after.throttle_reasons;
+  int kernels = 0;
+  for (auto& t : r->traces)
+    kernels += static_cast<int>(t.kernels.size());
+  rec.kernels = kernels;
+}
+
 std::unique_ptr<msg::TestCountsT> to_message(const test_counts& c) {
   auto m = std::make_unique<msg::TestCountsT>();
   m->format = c.format;

@@ -14,6 +14,10 @@ void add_run(msg::GateReportT& report, const std::string& what,
              const runtime::process_spec& p, const runtime::process_outcome* o,
              const std::string& trace_dir = {});
 
+/// Adds a measured run: the process, and where and at what clock it ran.
+void add_measured_run(msg::GateReportT& report, const measured_run& run,
+                      const result<run_result>& r);
+
 /// Copies test counts into their message form.
 std::unique_ptr<msg::TestCountsT> to_message(const test_counts& c);
 

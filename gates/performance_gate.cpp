@@ -71,8 +71,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
       run.process = side_process(ctx, s, argv, (dir / (name + ".log")).string(),
                                  ctx.cfg->gates.bench_timeout);
       auto result = ctx.run_measured(run);
-      add_run(report, run.what, run.process,
-              result ? &result->outcome : nullptr, run.trace_dir);
+      add_measured_run(report, run, result);
       auto blame = s == side::reference ? msg::FailureClass::env
                                         : msg::FailureClass::kernel;
       auto verdict_on_failure = s == side::reference
@@ -92,13 +91,33 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
         return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
                         fmt::format("the {} bench's trace: {}", to_string(s),
                                     result->trace_error));
-      auto samples = samples_from_traces(result->traces,
-                                         time_source::range_wall);
+      if (result->backend == "cuda")
+        for (auto& t : result->traces)
+          if (!t.cupti_error.empty())
+            return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+                            fmt::format("no device time: CUPTI could not "
+                                        "record the {} bench (pid {}): {}; "
+                                        "benches must not run their own "
+                                        "CUPTI client (torch.profiler)",
+                                        to_string(s), t.pid, t.cupti_error));
+      auto samples = samples_from_traces(
+        result->traces, result->backend == "cuda" ? time_source::kernel_sum
+                                                  : time_source::range_wall);
       (s == side::reference ? ref_runs : cand_runs).push_back(std::move(samples));
     }
   }
   auto summary = summarize(ref_runs, cand_runs, ctx.cfg->perf.min_time_ns);
   report.perf = to_message(summary, spec.perf_floor, spec.perf_rounds);
+  for (auto* side_runs : {&ref_runs, &cand_runs})
+    for (auto& [config, sets] : changed_kernel_sets(*side_runs)) {
+      std::string seen;
+      for (auto& k : sets)
+        seen += (seen.empty() ? "" : " | ") + k;
+      report.notes.push_back(fmt::format(
+        "kernel_set_changed: {} config `{}` launched different kernels "
+        "across iterations or rounds: {}",
+        side_runs == &ref_runs ? "reference" : "candidate", config, seen));
+    }
   for (auto& u : summary.unpaired)
     report.notes.push_back(
       fmt::format("config `{}` ran on one side only: left out", u));

@@ -6,21 +6,28 @@
 
 namespace kport::gpu {
 
-/// State of one host-backend device: one CPU slot for measured runs.
-struct host_device_state {
-  std::string name;
-  std::string inject_path;
-  int runs = 0;
-  int queued = 0;
-  std::int64_t busy_ns = 0;
-  static inline const char* name_ = "host_device";
+/// Which device an actor owns: a CPU slot (host) or one GPU (cuda).
+struct device_descriptor {
+  std::string name;    ///< "host:0", "cuda:0"
+  std::string backend; ///< "host" or "cuda"
+  std::string uuid;    ///< cuda: pins runs with CUDA_VISIBLE_DEVICES
 };
 
-/// A host-backend device: runs one measured process at a time under the
-/// NVTX injection library and collects the traces it wrote. Spawn it
-/// detached: its handler blocks for the length of the run.
+/// State of one device actor.
+struct device_state {
+  device_descriptor desc;
+  std::string inject_path;
+  int runs = 0;
+  std::int64_t busy_ns = 0;
+  static inline const char* name = "device";
+};
+
+/// A device: runs one measured process at a time under the injection
+/// library (NVTX on the host; CUPTI and NVTX on a GPU, pinned to it) and
+/// collects the traces it wrote. Spawn it detached: its handler blocks for
+/// the length of the run.
 actors::device_actor::behavior_type
-host_device(actors::device_actor::stateful_pointer<host_device_state> self,
-            std::string name, std::string inject_path);
+device(actors::device_actor::stateful_pointer<device_state> self,
+       device_descriptor desc, std::string inject_path);
 
 } // namespace kport::gpu

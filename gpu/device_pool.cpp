@@ -1,54 +1,74 @@
 #include "gpu/device_pool.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 namespace kport::gpu {
 
 actors::pool_actor::behavior_type
 device_pool(actors::pool_actor::stateful_pointer<device_pool_state> self,
-            std::vector<actors::device_actor> devices,
-            std::size_t queue_limit) {
-  self->state.places = placement{devices.size()};
+            std::vector<actors::device_actor> devices, std::size_t queue_limit,
+            int fault_limit) {
+  self->state.places = placement{devices.size(), fault_limit};
   self->state.devices = std::move(devices);
   self->state.queue_limit = queue_limit;
+  auto finished = [=](std::size_t d, const std::string& fault) {
+    if (self->state.places.done(d, fault))
+      spdlog::error("device {} drained: {}", d,
+                    self->state.places.drain_reason(d));
+  };
   return {
     [=](actors::run_request& req) -> caf::result<actors::run_reply> {
       auto& st = self->state;
       if (st.queue_limit > 0 && st.places.outstanding() >= st.queue_limit)
         return actors::run_reply{
-          nullptr, fmt::format("the device queue is full ({} runs waiting); "
-                               "raise runtime.queue_limit or run fewer jobs",
-                               st.places.outstanding())};
+          nullptr,
+          fmt::format("the device queue is full ({} runs waiting); raise "
+                      "runtime.queue_limit or run fewer jobs",
+                      st.places.outstanding()),
+          {}};
       auto d = st.places.place(req.run->pair_key);
+      if (!d)
+        return actors::run_reply{
+          nullptr,
+          fmt::format("every device is drained (device 0: {}); see `kport "
+                      "devices`",
+                      st.places.drain_reason(0)),
+          {}};
       auto rp = self->make_response_promise<actors::run_reply>();
-      self->request(st.devices[d], caf::infinite, std::move(req))
+      self->request(st.devices[*d], caf::infinite, std::move(req))
         .then(
           [=](actors::run_reply& reply) mutable {
-            self->state.places.done(d);
+            finished(*d, reply.fault);
             rp.deliver(std::move(reply));
           },
           [=](caf::error& err) mutable {
-            self->state.places.done(d);
+            auto why = self->system().render(err);
+            finished(*d, why);
             rp.deliver(actors::run_reply{
-              nullptr, fmt::format("device {} failed: {}", d,
-                                   self->system().render(err))});
+              nullptr, fmt::format("device {} failed: {}", *d, why), why});
           });
       return rp;
     },
-    [=](actors::status_atom) -> caf::result<std::vector<actors::device_status>> {
+    [=](actors::status_atom)
+      -> caf::result<std::vector<actors::device_status>> {
+      auto n = self->state.devices.size();
       auto rp =
         self->make_response_promise<std::vector<actors::device_status>>();
-      auto out = std::make_shared<std::vector<actors::device_status>>();
-      auto pending = std::make_shared<std::size_t>(self->state.devices.size());
-      if (*pending == 0) {
+      auto out = std::make_shared<std::vector<actors::device_status>>(n);
+      auto pending = std::make_shared<std::size_t>(n);
+      if (n == 0) {
         rp.deliver(*out);
         return rp;
       }
-      for (auto& dev : self->state.devices)
-        self->request(dev, caf::infinite, actors::status_atom_v)
+      for (std::size_t i = 0; i < n; ++i)
+        self->request(self->state.devices[i], caf::infinite,
+                      actors::status_atom_v)
           .then(
             [=](actors::device_status& s) mutable {
-              out->push_back(std::move(s));
+              s.drained = self->state.places.drained(i);
+              s.drain_reason = self->state.places.drain_reason(i);
+              (*out)[i] = std::move(s);
               if (--*pending == 0)
                 rp.deliver(*out);
             },

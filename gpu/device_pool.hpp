@@ -15,10 +15,12 @@ struct device_pool_state {
   static inline const char* name = "device_pool";
 };
 
-/// The device pool: places each measured run on a device (see placement)
-/// and answers once the device has run it; refuses runs beyond its queue.
+/// The device pool: places each measured run on a device (see placement),
+/// answers once the device has run it, drains a device after repeated
+/// faults, and refuses runs beyond its queue.
 actors::pool_actor::behavior_type
 device_pool(actors::pool_actor::stateful_pointer<device_pool_state> self,
-            std::vector<actors::device_actor> devices, std::size_t queue_limit);
+            std::vector<actors::device_actor> devices, std::size_t queue_limit,
+            int fault_limit);
 
 } // namespace kport::gpu

@@ -2,6 +2,7 @@
 
 #include "actors/actor_messages.hpp"
 #include "actors/supervisor.hpp"
+#include "gpu/cuda_probe.hpp"
 #include "gpu/device_actor.hpp"
 #include "gpu/device_pool.hpp"
 #include "runtime/atomic_file.hpp"
@@ -47,6 +48,37 @@ job_result to_job_result(const msg::FinalVerdict* v) {
       r.path.push_back(fmt::format("{}/{} {}", t->stage()->str(), t->attempt(),
                                    t->verdict()->str()));
   return r;
+}
+
+/// The devices of the configured backend; `auto` falls back to the host
+/// when no GPU is found, `cuda` insists.
+result<std::vector<gpu::device_descriptor>>
+choose_devices(const config::device_settings& s) {
+  std::vector<gpu::device_descriptor> out;
+  if (s.backend != "host") {
+    auto found = gpu::discover_cuda_devices();
+    if (!found && s.backend == "cuda")
+      return fail(error_code::config,
+                  fmt::format("devices.backend is \"cuda\" but {}",
+                              found.err().message));
+    if (found) {
+      for (auto& d : *found) {
+        bool wanted = s.cuda_devices.empty();
+        for (auto& w : s.cuda_devices)
+          wanted = wanted || w == d.uuid || w == std::to_string(d.index);
+        if (wanted)
+          out.push_back({fmt::format("cuda:{}", d.index), "cuda", d.uuid});
+      }
+      if (out.empty())
+        return fail(error_code::config,
+                    "devices.cuda_devices names no device that was found; "
+                    "`kport devices` lists them");
+      return out;
+    }
+  }
+  for (int i = 0; i < s.host_slots; ++i)
+    out.push_back({fmt::format("host:{}", i), "host", ""});
+  return out;
 }
 
 std::string self_dir() {
@@ -95,6 +127,7 @@ struct engine::impl {
   actors::supervisor_actor sup;
   std::vector<caf::actor> subscribers;
   std::string inject;
+  std::string backend;
   std::mutex mtx;
   std::set<std::string> jobs;
   bool stopped = false;
@@ -136,12 +169,17 @@ result<std::unique_ptr<engine>> engine::start(config::kport_config cfg,
   p->sys_cfg.set("scheduler.max-threads", threads);
   p->sys_cfg.set("logger.verbosity", caf::atom("quiet"));
   p->sys = std::make_unique<caf::actor_system>(p->sys_cfg);
-  for (int i = 0; i < p->cfg->devices.host_slots; ++i)
-    p->devices.push_back(p->sys->spawn<caf::detached>(
-      gpu::host_device, fmt::format("host:{}", i), p->inject));
-  p->pool = p->sys->spawn(gpu::device_pool, p->devices,
-                          static_cast<std::size_t>(
-                            p->cfg->runtime.queue_limit));
+  auto devices = choose_devices(p->cfg->devices);
+  if (!devices)
+    return std::move(devices).err();
+  p->backend = devices->front().backend;
+  for (auto& d : *devices)
+    p->devices.push_back(
+      p->sys->spawn<caf::detached>(gpu::device, d, p->inject));
+  p->pool = p->sys->spawn(
+    gpu::device_pool, p->devices,
+    static_cast<std::size_t>(p->cfg->runtime.queue_limit),
+    p->cfg->devices.fault_limit);
   auto env = std::make_shared<actors::job_environment>();
   env->cfg = p->cfg;
   env->pool = p->pool;
@@ -259,6 +297,25 @@ const config::kport_config& engine::config() const {
 
 const std::string& engine::inject_path() const {
   return impl_->inject;
+}
+
+const std::string& engine::backend() const {
+  return impl_->backend;
+}
+
+std::vector<device_summary> engine::devices() {
+  std::vector<device_summary> out;
+  caf::scoped_actor self{*impl_->sys};
+  self->request(impl_->pool, std::chrono::seconds{10}, actors::status_atom_v)
+    .receive(
+      [&](std::vector<actors::device_status>& all) {
+        for (auto& d : all)
+          out.push_back({d.name, d.backend, d.uuid, d.runs,
+                         static_cast<double>(d.busy_ns) / 1e9, d.drained,
+                         d.drain_reason});
+      },
+      [&](caf::error&) {});
+  return out;
 }
 
 void engine::stop() {

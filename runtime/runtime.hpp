@@ -46,6 +46,17 @@ struct job_result {
   std::vector<std::string> path;
 };
 
+/// One device of the pool as `kport devices` and run summaries show it.
+struct device_summary {
+  std::string name;
+  std::string backend;
+  std::string uuid;
+  int runs = 0;
+  double busy_s = 0;
+  bool drained = false;
+  std::string drain_reason;
+};
+
 /// Options an embedding program may set beside the config.
 struct runtime_options {
   /// libkport_inject.so; empty: $KPORT_INJECT, else beside the executable.
@@ -88,6 +99,12 @@ public:
 
   /// The injection library the gates use.
   const std::string& inject_path() const;
+
+  /// The backend in use: "host" or "cuda".
+  const std::string& backend() const;
+
+  /// The devices of the pool: name, backend, UUID, runs, busy time, drained.
+  std::vector<device_summary> devices();
 
   /// Cancels every job still running and stops the actor system.
   void stop();

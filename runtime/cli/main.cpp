@@ -2,7 +2,9 @@
 
 #include "config/kport_config.hpp"
 #include "gates/structure_gate.hpp"
+#include "gpu/cuda_probe.hpp"
 #include "gpu/ir/diff.hpp"
+#include "runtime/cli/json_writer.hpp"
 #include "runtime/atomic_file.hpp"
 #include "runtime/cli/run_command.hpp"
 #include "runtime/schema.hpp"
@@ -53,6 +55,55 @@ int print_config(const std::vector<std::string>& files) {
     return 2;
   }
   std::fwrite(cfg->merged_toml.data(), 1, cfg->merged_toml.size(), stdout);
+  return 0;
+}
+
+/// `kport devices`: what the CUDA driver and NVML report, or why nothing.
+int list_devices(const std::vector<std::string>& files, bool json) {
+  auto cfg = kport::config::load_config(files);
+  if (!cfg) {
+    std::fprintf(stderr, "kport: %s\n", cfg.err().message.c_str());
+    return 2;
+  }
+  auto found = kport::gpu::discover_cuda_devices();
+  auto backend = cfg->devices.backend == "auto"
+                   ? (found ? "cuda" : "host")
+                   : cfg->devices.backend;
+  if (json) {
+    std::string out = fmt::format("{{\"backend\": {}, \"host_slots\": {}, ",
+                                  kport::cli::json_quote(backend),
+                                  cfg->devices.host_slots);
+    out += "\"cuda\": [";
+    if (found)
+      for (std::size_t i = 0; i < found->size(); ++i) {
+        auto& d = (*found)[i];
+        out += fmt::format(
+          "{}{{\"index\": {}, \"uuid\": {}, \"name\": {}, "
+          "\"sm_clock_mhz\": {}, \"max_sm_clock_mhz\": {}, "
+          "\"memory_bytes\": {}}}",
+          i ? ", " : "", d.index, kport::cli::json_quote(d.uuid),
+          kport::cli::json_quote(d.name), d.sm_clock_mhz, d.max_sm_clock_mhz,
+          d.memory_bytes);
+      }
+    out += fmt::format("], \"cuda_error\": {}}}\n",
+                       found ? "null"
+                             : kport::cli::json_quote(found.err().message));
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
+  }
+  std::printf("backend: %s\n", backend.c_str());
+  if (!found) {
+    std::printf("no CUDA devices: %s\nhost backend: %d slot%s\n",
+                found.err().message.c_str(), cfg->devices.host_slots,
+                cfg->devices.host_slots == 1 ? "" : "s");
+    return 0;
+  }
+  std::printf("%-5s %-40s %-28s %10s %12s\n", "index", "uuid", "name",
+              "sm_mhz", "memory_gib");
+  for (auto& d : *found)
+    std::printf("%-5d %-40s %-28s %5u/%-4u %12.1f\n", d.index, d.uuid.c_str(),
+                d.name.c_str(), d.sm_clock_mhz, d.max_sm_clock_mhz,
+                static_cast<double>(d.memory_bytes) / (1u << 30));
   return 0;
 }
 
@@ -142,6 +193,16 @@ int main(int argc, char** argv) {
                          "Config files merged over the defaults, in order")
     ->check(CLI::ExistingFile);
 
+  bool devices_json = false;
+  std::vector<std::string> devices_config;
+  auto* devices_cmd = app.add_subcommand(
+    "devices", "List the devices kport would measure on (CUDA GPUs or host "
+               "slots)");
+  devices_cmd->add_flag("--json", devices_json, "Print JSON");
+  devices_cmd->add_option("--config", devices_config,
+                          "Config files merged over the defaults")
+    ->check(CLI::ExistingFile);
+
   std::string ir_a, ir_b, ir_policy;
   bool ir_json = false;
   auto* ir_cmd = app.add_subcommand(
@@ -175,6 +236,8 @@ int main(int argc, char** argv) {
   }
   if (config_cmd->parsed())
     return print_config(config_files);
+  if (devices_cmd->parsed())
+    return list_devices(devices_config, devices_json);
   if (ir_cmd->parsed())
     return ir_diff(ir_a, ir_b, ir_policy, ir_json);
   return 2;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
@@ -116,6 +117,26 @@ TEST(admission_test, twenty_builtin_jobs_at_once_all_end_accepted) {
 namespace kport::test {
 namespace {
 
+TEST(admission_test, eight_exec_jobs_at_once_all_end_accepted) {
+  constexpr int jobs = 8;
+  temp_dir tmp;
+  auto cfg = make_config(tmp / "runs", "max_jobs = 4");
+  auto eng = start_engine(cfg);
+  std::vector<std::string> ids;
+  for (int i = 0; i < jobs; ++i) {
+    auto job = eng->submit(
+        make_spec({.agent = i % 2 ? "good.sh" : "broken_then_fixed.sh"}, cfg));
+    ASSERT_TRUE(job) << job.err().message;
+    ids.push_back(*job);
+  }
+  for (auto& job : ids) {
+    auto r = eng->wait(job, job_timeout);
+    ASSERT_TRUE(r) << r.err().message;
+    EXPECT_EQ(r->state, "ACCEPTED") << describe(*r);
+    EXPECT_TRUE(r->has_geomean) << describe(*r);
+  }
+}
+
 TEST(admission_test, admitted_jobs_are_never_blocked_by_device_contention) {
   // runtime.queue_limit bounds the jobs waiting for admission; jobs already
   // admitted share the one host slot and must wait for it, not fail.
@@ -198,6 +219,27 @@ TEST(admission_test, a_new_engine_on_the_same_runs_dir_keeps_old_evidence) {
                        "verdict.json")
                           .string()),
             first_verdict);
+}
+
+TEST(admission_test, calls_after_stop_are_refused_not_a_crash) {
+  // In a forked child (death-test machinery): a crash must not take the
+  // other tests with it. The parent owns the temp folder and cleans it.
+  GTEST_FLAG_SET(death_test_style, "fast");
+  temp_dir tmp;
+  EXPECT_EXIT(
+      {
+        int failures = 0;
+        auto cfg = make_config(tmp / "runs", "", agent_only_pipeline());
+        auto eng = start_engine(cfg);
+        eng->stop();
+        failures += eng->submit(builtin_spec("late", "quick", cfg)).has_value();
+        failures += eng->wait("late-0001", 1s).has_value();
+        failures += eng->cancel("late-0001").has_value();
+        eng->subscribe([](const runtime::job_event&) {});
+        eng->stop();
+        std::_Exit(failures);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(admission_test, waiting_for_an_unknown_job_is_not_found) {

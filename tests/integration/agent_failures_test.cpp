@@ -169,6 +169,17 @@ TEST_F(agent_failures_test, agent_command_that_cannot_start_is_an_agent_error) {
   expect_agent_errors_to_cap(*r, "cannot run");
 }
 
+TEST_F(agent_failures_test, processes_an_agent_leaves_behind_are_ended) {
+  auto pids = tmp / "left.pids";
+  auto r = run({.agent = "good.sh", .env = {{"KPORT_TEST_LEAVE_CHILD", pids}}});
+  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  auto ids = integers_of(read_text(pids));
+  EXPECT_EQ(ids.size(), 3u) << "one per agent attempt";
+  for (auto pid : ids)
+    EXPECT_TRUE(wait_process_gone(static_cast<pid_t>(pid), 10s))
+        << "process " << pid << " outlived the agent that started it";
+}
+
 TEST_F(agent_failures_test, huge_output_is_capped_in_the_log_and_job_goes_on) {
   auto r = run({.agent = "huge_output.sh"}, "agent_log_limit_mib = 1");
   ASSERT_EQ(r.state, "ACCEPTED") << describe(r);

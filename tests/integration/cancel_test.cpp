@@ -214,6 +214,26 @@ TEST_F(cancel_test, cancel_of_a_finished_job_is_refused_as_not_found) {
   EXPECT_EQ(unknown.err().code, error_code::not_found);
 }
 
+TEST_F(cancel_test, wait_that_times_out_leaves_the_job_running) {
+  auto cfg = make_config(tmp / "runs");
+  auto eng = start_engine(cfg);
+  auto job = eng->submit(make_spec({.agent = "hang.sh",
+                                    .agent_timeout_s = 600,
+                                    .env = {{"KPORT_TEST_PIDS", fifo}}},
+                                   cfg));
+  ASSERT_TRUE(job) << job.err().message;
+  auto pids = started_processes();
+  auto early = eng->wait(*job, 50ms);
+  ASSERT_FALSE(early) << "ended " << early->state;
+  EXPECT_EQ(early.err().code, error_code::cancelled);
+  // The job still runs: a cancel finds it, and it ends CANCELLED.
+  ASSERT_TRUE(eng->cancel(*job));
+  auto r = eng->wait(*job, job_timeout);
+  ASSERT_TRUE(r) << r.err().message;
+  EXPECT_EQ(r->state, "CANCELLED") << describe(*r);
+  expect_gone(pids);
+}
+
 TEST_F(cancel_test, stop_cancels_running_jobs_and_records_their_verdicts) {
   auto cfg = make_config(tmp / "runs");
   auto eng = start_engine(cfg);

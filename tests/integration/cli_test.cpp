@@ -8,6 +8,7 @@
 #include <flatbuffers/idl.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fmt/format.h>
 
 namespace kport::test {
@@ -180,6 +181,40 @@ TEST(cli_test, run_exits_1_when_a_job_is_not_accepted) {
   EXPECT_EQ(jobs[0].AsMap()["state"].AsString().str(), "ACCEPTED") << r.out;
   EXPECT_EQ(jobs[1].AsMap()["state"].AsString().str(), "REJECTED") << r.out;
   EXPECT_TRUE(jobs[1].AsMap()["geomean"].IsNull()) << r.out;
+}
+
+TEST(cli_test, run_expect_passes_on_a_match_and_exits_1_on_a_mismatch) {
+  temp_dir tmp;
+  auto spec = tmp / "port.toml";
+  write_text(spec, spec_text({.agent = "good.sh"}));
+  auto expect = tmp / "expected.toml";
+  write_text(expect, "[[job]]\nspec = \"port.toml\"\nstate = \"ACCEPTED\"\n"
+                     "[job.attempts]\nanalyze = 1\ntranslate = 1\n");
+  auto match =
+      kport({"run", spec, "--runs-dir", tmp / "runs", "--expect", expect});
+  EXPECT_EQ(match.exit_code, 0) << describe(match);
+  write_text(expect, "[[job]]\nspec = \"port.toml\"\nstate = \"REJECTED\"\n"
+                     "reason_contains = \"cap\"\n");
+  auto mismatch =
+      kport({"run", spec, "--runs-dir", tmp / "runs", "--expect", expect});
+  EXPECT_EQ(mismatch.exit_code, 1) << describe(mismatch);
+  EXPECT_TRUE(contains(mismatch.err, "REJECTED")) << describe(mismatch);
+  EXPECT_TRUE(contains(mismatch.err, "ACCEPTED")) << describe(mismatch);
+}
+
+TEST(cli_test, run_with_one_bad_spec_starts_no_job) {
+  temp_dir tmp;
+  auto good = tmp / "good.toml";
+  write_text(good, spec_text({.agent = "good.sh"}));
+  auto bad = tmp / "bad.toml";
+  write_text(bad, "operator = 7\n");
+  auto r = kport({"run", good, bad, "--runs-dir", tmp / "runs"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_TRUE(contains(r.err, "bad.toml:1")) << describe(r);
+  EXPECT_TRUE(contains(r.err, "`operator`")) << describe(r);
+  std::error_code ec;
+  EXPECT_FALSE(std::filesystem::exists(tmp / "runs/tiny_add-0001", ec))
+      << "a job ran although a spec was refused";
 }
 
 TEST(cli_test, config_prints_the_merged_defaults) {

@@ -206,5 +206,76 @@ TEST_F(gates_test, benches_with_different_config_names_end_the_job_blocked) {
   EXPECT_TRUE(contains(r.reason, "unpaired")) << r.reason;
 }
 
+TEST_F(gates_test, diagnosis_contradicting_a_failed_gate_ends_rejected) {
+  auto r = run({.agent = "good.sh",
+                .candidate = "broken",
+                .env = {{"KPORT_TEST_DIAGNOSE_IR_VERDICT", "PASS"}}});
+  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  ASSERT_GE(r.path.size(), 2u);
+  EXPECT_EQ(r.path[r.path.size() - 2], "correctness/1 FAIL");
+  EXPECT_EQ(r.path.back(), "diagnose_ir/1 PASS");
+  // Both reports are in the evidence: the gate's and the diagnosis.
+  auto gate = attempt_dirs(r.evidence, "correctness");
+  auto diag = attempt_dirs(r.evidence, "diagnose_ir");
+  ASSERT_EQ(gate.size(), 1u);
+  ASSERT_EQ(diag.size(), 1u);
+  EXPECT_TRUE(contains(read_text(gate[0] + "/report.json"), "\"FAIL\""));
+  EXPECT_TRUE(contains(read_text(diag[0] + "/result.json"), "\"PASS\""));
+}
+
+TEST_F(gates_test, repair_tasks_carry_the_failed_gate_and_the_diagnosis) {
+  auto r = run({.agent = "broken_then_fixed.sh"});
+  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  auto diag = attempt_dirs(r.evidence, "diagnose_ir");
+  auto gate = attempt_dirs(r.evidence, "correctness");
+  ASSERT_EQ(diag.size(), 1u);
+  ASSERT_FALSE(gate.empty());
+  // diagnose_ir is told which gate report sent the job there...
+  auto diag_task = read_text(diag[0] + "/task.json");
+  EXPECT_TRUE(contains(diag_task, gate[0] + "/report.json")) << diag_task;
+  // ...and translate/2 gets the diagnosis diagnose_ir wrote.
+  auto translate = attempt_dirs(r.evidence, "translate");
+  ASSERT_EQ(translate.size(), 2u);
+  auto task = read_text(translate[1] + "/task.json");
+  EXPECT_TRUE(contains(task, "the sum is truncated")) << task;
+  EXPECT_TRUE(contains(task, "\"attempt\": 2")) << task;
+}
+
+TEST_F(gates_test, huge_test_output_is_capped_and_its_summary_still_counts) {
+  reconfigure("", "[gates]\nprocess_log_limit_mib = 1\n");
+  auto r = run({.agent = "good.sh",
+                .test = {"sh", "-c",
+                         "yes 'a test that talks a lot' | head -c 41943040; "
+                         "printf '\\n6 passed, 0 failed\\n'"}});
+  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  EXPECT_EQ(r.tests_executed, 6);
+  auto gate = attempt_dirs(r.evidence, "correctness");
+  ASSERT_EQ(gate.size(), 1u);
+  auto log = fs::path{gate[0]} / "test.log";
+  ASSERT_TRUE(fs::exists(log));
+  EXPECT_LE(fs::file_size(log), 1u << 20);
+}
+
+TEST_F(gates_test, test_command_that_cannot_start_ends_the_job_blocked) {
+  auto r = run({.agent = "good.sh", .test = {tmp / "no-such-test-suite"}});
+  ASSERT_EQ(r.state, "BLOCKED") << describe(r);
+  EXPECT_TRUE(contains(r.reason, "cannot run the test suite")) << r.reason;
+  EXPECT_TRUE(contains(r.reason, "no-such-test-suite")) << r.reason;
+}
+
+TEST_F(gates_test, missing_injection_library_blocks_the_performance_gate) {
+  eng->stop();
+  auto e = runtime::engine::start(
+      cfg,
+      runtime::runtime_options{.inject_path = tmp / "no-libkport_inject.so"});
+  ASSERT_TRUE(e) << e.err().message;
+  eng = std::move(*e);
+  auto r = run({.agent = "good.sh"});
+  ASSERT_EQ(r.state, "BLOCKED") << describe(r);
+  EXPECT_TRUE(contains(r.reason, "injection library")) << r.reason;
+  ASSERT_FALSE(r.path.empty());
+  EXPECT_EQ(r.path.back(), "performance/1 BLOCKED");
+}
+
 } // namespace
 } // namespace kport::test

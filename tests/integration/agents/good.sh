@@ -2,7 +2,10 @@
 # A well-behaved agent for every agent stage of the default pipeline: writes a
 # valid artifact at KPORT_RESULT (strict JSON, enums by name). translate copies
 # the candidate named by KPORT_TEST_CANDIDATE (default "good") from the tiny
-# project into KPORT_WORKSPACE.
+# project into KPORT_WORKSPACE. KPORT_TEST_DIAGNOSE_IR_VERDICT replaces
+# diagnose_ir's FAIL_FIXABLE (e.g. PASS: a diagnosis that contradicts the gate).
+# KPORT_TEST_LEAVE_CHILD names a file: each attempt leaves a background process
+# behind and appends its pid there (kport must end it with the group).
 set -eu
 stage=${KPORT_STAGE:?}
 attempt=${KPORT_ATTEMPT:?}
@@ -10,6 +13,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 project=$here/../project
 candidate=${KPORT_TEST_CANDIDATE:-good}
 echo "good.sh: $stage attempt $attempt in $(pwd)"
+if [ -n "${KPORT_TEST_LEAVE_CHILD:-}" ]; then
+  sleep 100000 &
+  echo "$!" >> "$KPORT_TEST_LEAVE_CHILD"
+fi
 case "$stage" in
   analyze)
     cat > "$KPORT_RESULT" <<JSON
@@ -40,7 +47,7 @@ JSON
   diagnose_ir)
     cat > "$KPORT_RESULT" <<JSON
 {
-  "verdict": "FAIL_FIXABLE",
+  "verdict": "${KPORT_TEST_DIAGNOSE_IR_VERDICT:-FAIL_FIXABLE}",
   "diagnosis": {"owner": "kernel", "failure_class": "kernel",
                 "summary": "the sum is truncated; translate again"}
 }

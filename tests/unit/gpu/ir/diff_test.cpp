@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <toml++/toml.h>
 
-#include <filesystem>
 #include <algorithm>
+#include <filesystem>
 
 using namespace kport::ir;
 namespace fs = std::filesystem;

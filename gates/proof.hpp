@@ -1,0 +1,44 @@
+#pragma once
+
+#include "config/port_spec.hpp"
+#include "gpu/trace_file.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kport::gates {
+
+/// Whether a kernel's name (mangled or demangled) matches a glob pattern.
+bool kernel_matches(const gpu::trace_kernel& k,
+                    const std::vector<std::string>& patterns);
+
+/// What the traces of a run show about which code executed.
+struct execution_proof {
+  std::vector<std::string> candidate_kernels; ///< distinct names seen
+  std::vector<std::string> reference_kernels;
+  std::vector<std::string> module_hashes;
+  int kernels = 0; ///< every kernel execution of the run
+  std::optional<std::string> product_hash; ///< when the spec names one
+  bool product_loaded = false;
+};
+
+/// Collects the proof from a run's traces; `product_hash` is the hash of
+/// the spec's build product, when it names one.
+execution_proof collect_proof(const std::vector<gpu::trace>& traces,
+                              const config::port_spec& spec,
+                              std::optional<std::string> product_hash);
+
+/// The proof decision of the correctness gate on a GPU. Pure.
+struct proof_decision {
+  bool ok = false;
+  std::string failure; ///< fallback or host
+  std::string reason;
+};
+
+/// Passes when a candidate kernel ran (and the build product was loaded,
+/// when the spec names it). Only reference kernels: class fallback.
+proof_decision decide_proof(const execution_proof& p,
+                            const config::port_spec& spec);
+
+} // namespace kport::gates
