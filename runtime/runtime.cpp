@@ -93,7 +93,8 @@ std::string find_inject_library() {
   if (auto* env = std::getenv("KPORT_INJECT"); env && *env)
     return env;
   auto dir = self_dir();
-  for (auto* rel : {"libkport_inject.so", "gpu/inject/libkport_inject.so",
+  for (auto* rel : {"libkport_inject.so", "lib/libkport_inject.so",
+                    "gpu/inject/libkport_inject.so",
                     "../lib/kport/libkport_inject.so"}) {
     auto p = fs::path{dir} / rel;
     if (fs::exists(p))

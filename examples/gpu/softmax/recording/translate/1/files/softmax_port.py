@@ -31,16 +31,17 @@ _VECTOR_BYTES = 16
 ELEMENTS_PER_THREAD = 16
 _MAX_THREADS = 1024
 
-_kernels: dict[tuple[int, int, int, int], cupy.RawKernel] = {}
+_kernels: dict[tuple[int, int, int, int, int], cupy.RawKernel] = {}
 _streams: dict[int, cupy.cuda.ExternalStream] = {}
 
 
-def _kernel(dtype_code: int, vec: int, threads: int, items: int) -> cupy.RawKernel:
-    key = (dtype_code, vec, threads, items)
+def _kernel(device: int, dtype_code: int, vec: int, threads: int,
+            items: int) -> cupy.RawKernel:
+    """The kernel for one configuration, loaded on `device` (the current one)."""
+    key = (device, dtype_code, vec, threads, items)
     kernel = _kernels.get(key)
     if kernel is None:
         module = cupy.RawModule(code=_SOURCE, options=(
-            "-std=c++17",
             f"-DKPORT_DTYPE={dtype_code}", f"-DKPORT_VEC={vec}",
             f"-DKPORT_THREADS={threads}", f"-DKPORT_ITEMS={items}"))
         kernel = _kernels[key] = module.get_function(KERNEL_NAME)
@@ -99,19 +100,20 @@ def softmax_rows(rows: torch.Tensor, out: torch.Tensor,
     aligned = (rows.data_ptr() % _VECTOR_BYTES == 0 and out.data_ptr() % _VECTOR_BYTES == 0
                and rows.stride(0) % vec == 0 and out.stride(0) % vec == 0)
     vec, threads, items = plan(n_cols, itemsize, aligned, elements_per_thread)
-    kernel = _kernel(dtype_code, vec, threads, items)
-    # The raw views cover each tensor's storage from its first element on:
-    # CuPy only hands their base pointers to the kernel.
-    src = cupy.asarray(rows.view(view_dtype))
-    dst = cupy.asarray(out.view(view_dtype))
-    args = (dst, src, numpy.int64(rows.stride(0)), numpy.int64(out.stride(0)),
-            numpy.int32(n_cols))
     stream = _cupy_stream()
-    if stream is None:
-        kernel((n_rows,), (threads,), args)
-    else:
-        with stream:
+    with cupy.cuda.Device(rows.device.index):
+        kernel = _kernel(rows.device.index, dtype_code, vec, threads, items)
+        # CuPy hands only the base pointers to the kernel; the strides go as
+        # arguments.
+        src = cupy.asarray(rows.view(view_dtype))
+        dst = cupy.asarray(out.view(view_dtype))
+        args = (dst, src, numpy.int64(rows.stride(0)), numpy.int64(out.stride(0)),
+                numpy.int32(n_cols))
+        if stream is None:
             kernel((n_rows,), (threads,), args)
+        else:
+            with stream:
+                kernel((n_rows,), (threads,), args)
     return out
 
 

@@ -1,0 +1,86 @@
+"""Bench of the row softmax for kport's performance gate.
+
+    python3 bench/softmax_bench.py --impl reference|candidate [--workspace DIR]
+
+Both sides run the same configs (rows x cols and dtype, from launch-bound to
+HBM-bound) through kport_bench, so they draw the same inputs and each timed
+call sits alone in its ``kport:<config>`` range. The candidate is imported
+from the workspace (softmax_select), never next to the reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+
+import torch
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+import softmax_select  # noqa: E402
+
+
+def _import_kport_bench():
+    try:
+        import kport_bench
+    except ImportError:
+        # <repo>/python, found from this file: examples/gpu/softmax/reference/bench.
+        for parent in HERE.parents:
+            if (parent / "python" / "kport_bench" / "__init__.py").is_file():
+                sys.path.insert(0, str(parent / "python"))
+                break
+        import kport_bench
+    return kport_bench
+
+
+kport_bench = _import_kport_bench()
+
+_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def _config(rows: int, cols: int, dtype: str):
+    return kport_bench.Config(f"{rows}x{cols}-{dtype}", {"rows": rows, "cols": cols, "dtype": dtype})
+
+
+#: From about 3 us (one wave of tiny rows) to about 0.5 ms (1 GiB through HBM).
+CONFIGS = [
+    _config(256, 128, "f32"),
+    _config(1024, 512, "f32"),
+    _config(8192, 256, "f32"),
+    _config(4096, 1024, "f32"),
+    _config(1024, 2048, "f32"),
+    _config(16384, 1024, "f32"),
+    _config(4096, 4096, "f32"),
+    _config(2048, 8192, "f32"),
+    _config(16384, 8192, "f32"),
+    _config(4096, 2048, "f16"),
+    _config(512, 8192, "f16"),
+    _config(16384, 4096, "f16"),
+    _config(4096, 2048, "bf16"),
+    _config(16384, 8192, "bf16"),
+]
+
+
+def make_inputs(config, generator):
+    shape = (config["rows"], config["cols"])
+    x = torch.randn(shape, generator=generator, device="cuda", dtype=torch.float32) * 4.0
+    return (x.to(_DTYPES[config["dtype"]]),)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--impl", choices=softmax_select.IMPLS, required=True)
+    parser.add_argument("--workspace", help="the candidate's folder (default "
+                        "$KPORT_WORKSPACE, else the current folder)")
+    kport_bench.add_arguments(parser, iterations=10, warmup=2)
+    args = parser.parse_args(argv)
+    impl = softmax_select.load(args.impl, args.workspace)
+    configs = kport_bench.select(CONFIGS, args.only)
+    kport_bench.run(configs, make_inputs, impl.softmax, iterations=args.iterations,
+                    warmup=args.warmup, label=f"softmax[{args.impl}]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

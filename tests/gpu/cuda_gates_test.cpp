@@ -1,0 +1,152 @@
+// The CUDA gates on a real GPU (label gpu): proof of execution, a fallback
+// caught, an illegal address and a hang that fail the gate while the device
+// serves the next run, and CUPTI device time in the performance gate.
+#include "config/kport_config.hpp"
+#include "config/port_spec.hpp"
+#include "gpu/cuda_probe.hpp"
+#include "runtime/atomic_file.hpp"
+#include "runtime/runtime.hpp"
+
+#include <cstdlib>
+#include <fmt/format.h>
+#include <filesystem>
+#include <gtest/gtest.h>
+
+namespace kport {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string from_env(const char* var, const char* fallback) {
+  auto* v = std::getenv(var);
+  return v && *v ? v : fallback;
+}
+
+const std::string probe = from_env("KPORT_TEST_GATE_PROBE", KPORT_GATE_PROBE);
+const std::string inject =
+  from_env("KPORT_TEST_INJECT_LIBRARY", KPORT_INJECT_LIBRARY);
+
+class cuda_gates : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto devices = gpu::discover_cuda_devices();
+    if (!devices)
+      GTEST_SKIP() << "no CUDA device: " << devices.err().message;
+    dir_ = fs::temp_directory_path() /
+           ("kport_cuda_gates_" +
+            std::string{
+              ::testing::UnitTest::GetInstance()->current_test_info()->name()});
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "reference");
+    auto cfg = config::load_config_text(
+      fmt::format(R"(
+[runtime]
+runs_dir = "{}"
+log_level = "warn"
+[devices]
+backend = "cuda"
+[gates]
+test_timeout_s = 10
+[pipeline]
+replace = true
+first = "correctness"
+[pipeline.stages.correctness]
+kind = "gate"
+max_attempts = 1
+routes = {{ ALL_PASS = "performance", "*" = "REJECTED" }}
+[pipeline.stages.performance]
+kind = "gate"
+max_attempts = 1
+routes = {{ DONE = "ACCEPTED", "*" = "REJECTED" }}
+)",
+                  (dir_ / "runs").string()),
+      "cuda_gates.toml");
+    ASSERT_TRUE(cfg) << cfg.err().message;
+    cfg_ = *cfg;
+    auto e = runtime::engine::start(cfg_, {inject});
+    ASSERT_TRUE(e) << e.err().message;
+    engine_ = std::move(*e);
+    ASSERT_EQ(engine_->backend(), "cuda");
+  }
+
+  runtime::job_result run(const std::string& test_mode,
+                          const std::string& cand_cycles = "100000") {
+    auto spec = config::parse_port_spec(
+      fmt::format(R"(operator = "probe"
+[reference]
+dir = "reference"
+bench = ["{0}", "bench", "200000"]
+kernels = ["*reference_kernel*"]
+[target]
+test = ["{0}", "{1}"]
+bench = ["{0}", "bench", "{2}"]
+kernels = ["*candidate*"]
+[perf]
+rounds = 2
+)",
+                  probe, test_mode, cand_cycles),
+      "probe.toml", dir_.string(), cfg_);
+    EXPECT_TRUE(spec) << spec.err().message;
+    auto job = engine_->submit(*spec);
+    EXPECT_TRUE(job) << job.err().message;
+    auto r = engine_->wait(*job, std::chrono::minutes{3});
+    EXPECT_TRUE(r) << r.err().message;
+    return *r;
+  }
+
+  fs::path dir_;
+  config::kport_config cfg_;
+  std::unique_ptr<runtime::engine> engine_;
+};
+
+TEST_F(cuda_gates, honest_port_is_accepted_with_cupti_device_time) {
+  auto r = run("test", "100000");
+  EXPECT_EQ(r.state, "ACCEPTED") << r.reason;
+  ASSERT_TRUE(r.has_geomean);
+  EXPECT_EQ(r.configs, 3);
+  EXPECT_GT(r.geomean, 1.5) << "the reference spins twice as long";
+  auto text = runtime::read_file(r.evidence + "/verdict.json");
+  ASSERT_TRUE(text);
+  EXPECT_NE(text->find("candidate_kernel"), std::string::npos)
+    << "the proof names the candidate kernel";
+}
+
+TEST_F(cuda_gates, fallback_to_reference_kernels_is_caught) {
+  auto r = run("fallback");
+  EXPECT_EQ(r.state, "REJECTED");
+  ASSERT_FALSE(r.path.empty());
+  EXPECT_EQ(r.path.front(), "correctness/1 FAIL");
+  auto text = runtime::read_file(r.evidence + "/verdict.json");
+  ASSERT_TRUE(text);
+  EXPECT_NE(text->find("fallback: only reference kernels ran"),
+            std::string::npos)
+    << *text;
+}
+
+TEST_F(cuda_gates, illegal_address_fails_the_gate_and_the_device_serves_on) {
+  auto bad = run("illegal");
+  EXPECT_EQ(bad.state, "REJECTED");
+  EXPECT_EQ(bad.path.front(), "correctness/1 FAIL");
+  auto good = run("test");
+  EXPECT_EQ(good.state, "ACCEPTED") << good.reason;
+}
+
+TEST_F(cuda_gates, hung_kernel_is_killed_at_its_timeout) {
+  auto hung = run("hang");
+  EXPECT_EQ(hung.state, "REJECTED");
+  auto text = runtime::read_file(hung.evidence + "/verdict.json");
+  ASSERT_TRUE(text);
+  EXPECT_NE(text->find("timed out"), std::string::npos) << *text;
+  auto good = run("test");
+  EXPECT_EQ(good.state, "ACCEPTED") << good.reason;
+}
+
+TEST_F(cuda_gates, slower_port_is_below_the_floor) {
+  auto r = run("test", "800000");
+  EXPECT_EQ(r.state, "REJECTED");
+  ASSERT_TRUE(r.has_geomean);
+  EXPECT_LT(r.geomean, 0.95);
+}
+
+} // namespace
+} // namespace kport

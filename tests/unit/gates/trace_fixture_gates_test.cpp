@@ -1,0 +1,40 @@
+// The gates' trace analysis on traces a real H200 wrote (tests/fixtures/trace).
+#include "gates/bench_samples.hpp"
+#include "gates/proof.hpp"
+
+#include <gtest/gtest.h>
+
+namespace kport::gates {
+namespace {
+
+gpu::trace fixture(const std::string& name) {
+  auto t = gpu::read_trace(std::string{KPORT_TRACE_FIXTURES} + "/" + name);
+  EXPECT_TRUE(t) << t.err().message;
+  return t ? *t : gpu::trace{};
+}
+
+TEST(trace_fixture_gates, cuda_iterations_sum_the_kernels_of_their_range) {
+  auto s = samples_from_traces({fixture("cuda_kernels.kpt")},
+                               time_source::kernel_sum);
+  ASSERT_EQ(s.per_config.count("n=1024"), 1u);
+  auto& its = s.per_config["n=1024"];
+  EXPECT_EQ(its.size(), 3u);
+  for (auto ns : its)
+    EXPECT_GT(ns, 0) << "every n=1024 range launched kernels";
+  ASSERT_EQ(s.kernel_sets["n=1024"].size(), 1u)
+    << "the same kernels ran in every iteration";
+}
+
+TEST(trace_fixture_gates, triton_kernel_proves_a_triton_candidate) {
+  auto t = fixture("triton_torch.kpt");
+  config::port_spec spec;
+  spec.target.kernels = {"kport_add_one*"};
+  auto p = collect_proof({t}, spec, std::nullopt);
+  EXPECT_EQ(p.candidate_kernels.size(), 1u);
+  EXPECT_TRUE(decide_proof(p, spec).ok);
+  spec.target.kernels = {"no_such_kernel"};
+  EXPECT_FALSE(decide_proof(collect_proof({t}, spec, std::nullopt), spec).ok);
+}
+
+} // namespace
+} // namespace kport::gates
