@@ -59,6 +59,8 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
                                 ctx.inject_path));
   auto dir = fs::path{ctx.attempt_dir};
   std::vector<run_samples> ref_runs, cand_runs;
+  auto started = std::chrono::steady_clock::now();
+  double device_ns = 0;
   for (int round = 1; round <= spec.perf_rounds; ++round) {
     for (auto s : {side::reference, side::candidate}) {
       auto name = fmt::format("bench-{}-{}", to_string(s), round);
@@ -100,6 +102,9 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
                                         "benches must not run their own "
                                         "CUPTI client (torch.profiler)",
                                         to_string(s), t.pid, t.cupti_error));
+      for (auto& t : result->traces)
+        for (auto& k : t.kernels)
+          device_ns += static_cast<double>(k.end_ns - k.start_ns);
       auto samples = samples_from_traces(
         result->traces, result->backend == "cuda" ? time_source::kernel_sum
                                                   : time_source::range_wall);
@@ -108,6 +113,13 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
   }
   auto summary = summarize(ref_runs, cand_runs, ctx.cfg->perf.min_time_ns);
   report.perf = to_message(summary, spec.perf_floor, spec.perf_rounds);
+  report.perf->device_ns = device_ns;
+  report.perf->gate_wall_ns = std::chrono::duration<double, std::nano>(
+                                std::chrono::steady_clock::now() - started)
+                                .count();
+  report.perf->efficiency = report.perf->gate_wall_ns > 0
+                              ? device_ns / report.perf->gate_wall_ns
+                              : 0;
   for (auto* side_runs : {&ref_runs, &cand_runs})
     for (auto& [config, sets] : changed_kernel_sets(*side_runs)) {
       std::string seen;

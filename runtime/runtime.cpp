@@ -36,6 +36,7 @@ job_result to_job_result(const msg::FinalVerdict* v) {
     r.geomean = p->geomean();
     r.floor = p->floor();
     r.configs = static_cast<int>(p->configs()->size());
+    r.efficiency = p->efficiency();
   }
   if (auto* t = v->tests()) {
     r.tests_executed = t->executed();

@@ -38,6 +38,7 @@ struct job_result {
   double geomean = 0;
   double floor = 0;
   int configs = 0;
+  double efficiency = 0; ///< performance gate: device time / gate wall time
   int tests_executed = 0;
   int tests_failed = 0;
   std::string evidence; ///< the job's folder

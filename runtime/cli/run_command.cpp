@@ -109,12 +109,14 @@ std::string summary_json(const std::vector<runtime::job_result>& results) {
       "{}\n  {{\"job\": {}, \"operator\": {}, \"state\": {}, \"reason\": {}, "
       "\"attempts\": {}, \"repair_cycles\": {}, \"geomean\": {}, "
       "\"floor\": {}, \"configs\": {}, \"tests_executed\": {}, "
-      "\"tests_failed\": {}, \"evidence\": {}, \"wall_s\": {:.3f}}}",
+      "\"tests_failed\": {}, \"efficiency\": {:.4f}, \"evidence\": {}, "
+      "\"wall_s\": {:.3f}}}",
       first ? "" : ",", json_quote(r.job), json_quote(r.op),
       json_quote(r.state), json_quote(r.reason), attempts, r.repair_cycles,
       r.has_geomean ? fmt::format("{:.6f}", r.geomean) : "null",
       r.has_geomean ? fmt::format("{:.6f}", r.floor) : "null", r.configs,
-      r.tests_executed, r.tests_failed, json_quote(r.evidence), r.wall_s);
+      r.tests_executed, r.tests_failed, r.efficiency, json_quote(r.evidence),
+      r.wall_s);
     first = false;
   }
   return out + "\n]}\n";

@@ -1,0 +1,69 @@
+"""Unit tests of kport_bench's pure parts (no torch, no GPU): seeds, sample
+indices, A/A statistics. python3 -m unittest discover -s python/tests"""
+
+import pathlib
+import sys
+import unittest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+import kport_bench  # noqa: E402
+from kport_bench import stats  # noqa: E402
+
+
+class ConfigSeedTest(unittest.TestCase):
+    def test_seed_is_stable_across_processes(self):
+        # Pinned: a change would give reference and candidate runs of
+        # different kport_bench versions different inputs.
+        self.assertEqual(kport_bench.config_seed("n=1"), 8340476693605945404)
+        self.assertLess(kport_bench.config_seed("x"), 1 << 63)
+
+    def test_seeds_differ_between_configs(self):
+        seeds = {kport_bench.config_seed(f"cfg-{i}") for i in range(1000)}
+        self.assertEqual(len(seeds), 1000)
+
+    def test_duplicate_config_ids_are_refused(self):
+        with self.assertRaises(ValueError):
+            kport_bench.select(["a", "b", "a"])
+
+    def test_select_filters_by_substring(self):
+        chosen = kport_bench.select([("add-n1", {}), ("mm-64", {}), "add-n2"], ["add"])
+        self.assertEqual([c.id for c in chosen], ["add-n1", "add-n2"])
+
+
+class SampleIndicesTest(unittest.TestCase):
+    def test_same_seed_same_indices(self):
+        self.assertEqual(kport_bench.sample_indices(10**6, 5), kport_bench.sample_indices(10**6, 5))
+
+    def test_indices_are_distinct_sorted_in_range_with_ends(self):
+        idx = kport_bench.sample_indices(1000, 42)
+        self.assertEqual(len(idx), 16)
+        self.assertEqual(idx, sorted(set(idx)))
+        self.assertEqual((idx[0], idx[-1]), (0, 999))
+
+    def test_small_tensors_are_sampled_whole(self):
+        self.assertEqual(kport_bench.sample_indices(5, 1), [0, 1, 2, 3, 4])
+        self.assertEqual(kport_bench.sample_indices(0, 1), [])
+
+
+class StatsTest(unittest.TestCase):
+    def test_geomean(self):
+        self.assertAlmostEqual(stats.geomean([2.0, 0.5]), 1.0)
+        self.assertAlmostEqual(stats.geomean([1.0, 4.0]), 2.0)
+        with self.assertRaises(ValueError):
+            stats.geomean([1.0, 0.0])
+
+    def test_percentile_interpolates_like_numpy(self):
+        self.assertAlmostEqual(stats.percentile([1, 2, 3, 4], 50), 2.5)
+        self.assertAlmostEqual(stats.percentile(list(range(101)), 95), 95)
+        self.assertAlmostEqual(stats.percentile([3.0], 95), 3.0)
+
+    def test_aa_summary_names_the_worst_config(self):
+        s = stats.aa_summary([1.0, 0.9, 1.02], ["a", "b", "c"])
+        self.assertEqual(s["worst"], "b")
+        self.assertAlmostEqual(s["max_abs_dev"], 0.1)
+        self.assertEqual(s["n"], 3)
+
+
+if __name__ == "__main__":
+    unittest.main()
