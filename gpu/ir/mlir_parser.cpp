@@ -4,8 +4,6 @@
 
 #include <cctype>
 #include <cstdlib>
-#include <deque>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -42,10 +40,10 @@ bool is_syntax_word(std::string_view w) {
 
 /// Canonical spelling of a type or attribute text: no whitespace, one space
 /// after commas and around arrows, the cuda_tile prefix that its short forms
-/// omit removed. Written into `out` (cleared first), a buffer the caller
-/// reuses.
-void canon_text(std::string_view in, std::string& out) {
-  out.clear();
+/// omit removed.
+std::string canon_text(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
   bool in_string = false;
   for (std::size_t i = 0; i < in.size(); ++i) {
     char c = in[i];
@@ -74,17 +72,8 @@ void canon_text(std::string_view in, std::string& out) {
   }
   while (!out.empty() && out.back() == ' ')
     out.pop_back();
+  return out;
 }
-
-/// Buffers one op's custom syntax is gathered in. Kept per nesting level and
-/// reused, so ops cost no allocation for their texts once a level has seen
-/// an op that long; an op's region is parsed one level down, in the middle
-/// of the op, which is why one set per level and not one per parser.
-struct custom_buffers {
-  std::string syntax, types, arg_types, joined;
-  std::vector<char> parens; // 'd' defines block args, 'u' uses values
-  std::vector<value_id> uses;
-};
 
 class mlir_parser {
 public:

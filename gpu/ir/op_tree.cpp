@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 
 namespace kport::ir {
 
@@ -34,7 +33,7 @@ void collect(const std::vector<op_node>& ops, std::size_t module_index,
     return;
   for (const auto& op : ops) {
     if (is_function_op(op.name)) {
-      out.push_back({std::string(op.symbol), &op, module_index, is_kernel(op)});
+      out.push_back({op.symbol, &op, module_index, is_kernel(op)});
       continue;
     }
     // Functions live in nested modules too (gpu.module, cuda_tile.module).
@@ -45,39 +44,6 @@ void collect(const std::vector<op_node>& ops, std::size_t module_index,
 }
 
 } // namespace
-
-std::string_view text_pool::intern(std::string_view text) {
-  if (text.empty())
-    return {};
-  if (auto it = index_.find(text); it != index_.end())
-    return *it;
-  auto kept = store(text);
-  index_.insert(kept);
-  return kept;
-}
-
-std::string_view text_pool::store(std::string_view text) {
-  // 64 KiB chunks: a few per large dump; a text too big to share a chunk
-  // gets one of its own so the current chunk's tail is not wasted.
-  constexpr std::size_t chunk = 64u << 10;
-  if (text.size() > chunk / 4) {
-    chunks_.emplace_back(new char[text.size()]);
-    bytes_ += text.size();
-    std::memcpy(chunks_.back().get(), text.data(), text.size());
-    return {chunks_.back().get(), text.size()};
-  }
-  if (text.size() > left_) {
-    chunks_.emplace_back(new char[chunk]);
-    bytes_ += chunk;
-    free_ = chunks_.back().get();
-    left_ = chunk;
-  }
-  std::memcpy(free_, text.data(), text.size());
-  std::string_view kept(free_, text.size());
-  free_ += text.size();
-  left_ -= text.size();
-  return kept;
-}
 
 bool is_function_op(std::string_view name) {
   return std::find(function_ops.begin(), function_ops.end(), name) !=

@@ -2,10 +2,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -13,33 +11,6 @@ namespace kport::ir {
 
 /// A value (SSA result, block argument or PTX register) inside one module.
 using value_id = std::uint32_t;
-
-/// The texts a parsed file's trees point at (op names, symbols, syntax,
-/// types), each distinct text stored once. Texts never move, so a view stays
-/// valid as long as the pool: a 50k-line dump holds a few hundred distinct
-/// types and names, and copying them into every op was most of the
-/// comparator's time (malloc/free, measured in benchmarks/results).
-class text_pool {
-public:
-  text_pool() = default;
-  text_pool(const text_pool&) = delete;
-  text_pool& operator=(const text_pool&) = delete;
-
-  /// The pool's copy of `text`; equal texts give the same view.
-  std::string_view intern(std::string_view text);
-
-  /// Bytes held in chunks (for tests and figures).
-  std::size_t bytes() const noexcept { return bytes_; }
-
-private:
-  std::string_view store(std::string_view text);
-
-  std::vector<std::unique_ptr<char[]>> chunks_;
-  char* free_ = nullptr;
-  std::size_t left_ = 0;
-  std::size_t bytes_ = 0;
-  std::unordered_set<std::string_view> index_;
-};
 
 /// One named attribute: `rounding = approx`, `flush_to_zero = ""` (a keyword).
 struct attribute {
@@ -51,7 +22,7 @@ struct op_node;
 
 /// A block: its argument types and values, and its ops in source order.
 struct block {
-  std::vector<std::string_view> arg_types; ///< views into the file's texts
+  std::vector<std::string> arg_types;
   std::vector<value_id> args;
   std::vector<op_node> ops;
 };
@@ -61,17 +32,15 @@ struct region {
   std::vector<block> blocks;
 };
 
-/// One operation as read from either front end, before normalisation. Its
-/// texts are views into the `texts` pool of the file it was read from (or
-/// string literals), so an op is valid as long as that file.
+/// One operation as read from either front end, before normalisation.
 struct op_node {
-  std::string_view
+  std::string
       name; ///< full name: "cuda_tile.addf", "tt.load", "ld.global.v4.f32"
-  std::string_view symbol; ///< `@name` of functions, globals and modules
-  std::string_view
+  std::string symbol; ///< `@name` of functions, globals and modules
+  std::string
       syntax; ///< custom-form tokens with SSA names and locations cut out
-  std::string_view types;       ///< the type signature, whitespace-normalised
-  std::vector<attribute> attrs; ///< owned: values are rewritten texts
+  std::string types; ///< the type signature, whitespace-normalised
+  std::vector<attribute> attrs;
   std::vector<value_id> uses;
   std::vector<value_id> defs;
   std::vector<region> regions;
@@ -92,14 +61,11 @@ struct ir_module {
   std::size_t error_line = 0;
 };
 
-/// A parsed file: its modules in order. It owns every text its ops view
-/// (none points into the source), so the source may go once it is parsed;
-/// copies share the pool, which nothing changes after parsing.
+/// A parsed file: its modules in order.
 struct ir_file {
   std::string name;
   ir_format format = ir_format::mlir;
   std::vector<ir_module> modules;
-  std::shared_ptr<const text_pool> texts;
 };
 
 /// A function found in a file: where it is and whether it is a kernel.
