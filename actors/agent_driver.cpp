@@ -54,8 +54,8 @@ result<void> run_exec(const agent_invocation& inv) {
     return fail(error_code::cancelled, "the agent was cancelled");
   if (out->timed_out)
     return agent_failure(fmt::format(
-      "the agent timed out after {} s and was killed with its process group",
-      std::chrono::duration_cast<std::chrono::seconds>(inv.timeout).count()));
+      "the agent timed out after {:g} s and was killed with its process group",
+      std::chrono::duration<double>(inv.timeout).count()));
   if (out->exit_code != 0)
     return agent_failure(fmt::format("the agent ended with {}; see {}",
                                      out->describe(), inv.log_path));

@@ -28,6 +28,7 @@ struct device_settings {
   int host_slots = 1;
   std::vector<std::string> cuda_devices; ///< indices or UUIDs; empty = all
   int fault_limit = 3;
+  int queue_limit = 4096;
 };
 
 /// [gates]: limits of the processes gates run.

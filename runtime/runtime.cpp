@@ -180,7 +180,8 @@ result<std::unique_ptr<engine>> engine::start(config::kport_config cfg,
       p->sys->spawn<caf::detached>(gpu::device, d, p->inject));
   p->pool = p->sys->spawn(
     gpu::device_pool, p->devices,
-    static_cast<std::size_t>(p->cfg->runtime.queue_limit),
+    static_cast<std::size_t>(
+      std::max(p->cfg->devices.queue_limit, p->cfg->runtime.max_jobs)),
     p->cfg->devices.fault_limit);
   auto env = std::make_shared<actors::job_environment>();
   env->cfg = p->cfg;
@@ -193,7 +194,18 @@ result<std::unique_ptr<engine>> engine::start(config::kport_config cfg,
   return std::unique_ptr<engine>(new engine(std::move(p)));
 }
 
+namespace {
+
+error stopped_error() {
+  return fail(error_code::cancelled,
+              "the engine is stopped: start a new one to run more jobs");
+}
+
+} // namespace
+
 result<std::string> engine::submit(config::port_spec spec) {
+  if (!impl_->sys)
+    return stopped_error();
   caf::scoped_actor self{*impl_->sys};
   result<std::string> out = fail(error_code::internal, "no reply");
   self
@@ -219,6 +231,8 @@ result<std::string> engine::submit(config::port_spec spec) {
 
 result<job_result> engine::wait(const std::string& job,
                                  std::chrono::milliseconds timeout) {
+  if (!impl_->sys)
+    return stopped_error();
   caf::scoped_actor self{*impl_->sys};
   result<job_result> out = fail(error_code::internal, "no reply");
   self
@@ -240,6 +254,8 @@ result<job_result> engine::wait(const std::string& job,
 }
 
 result<void> engine::cancel(const std::string& job) {
+  if (!impl_->sys)
+    return stopped_error();
   caf::scoped_actor self{*impl_->sys};
   result<void> out = fail(error_code::internal, "no reply");
   self->request(impl_->sup, caf::infinite, actors::cancel_atom_v, job)
@@ -258,6 +274,8 @@ result<void> engine::cancel(const std::string& job) {
 }
 
 void engine::subscribe(std::function<void(const job_event&)> fn) {
+  if (!impl_->sys)
+    return; // a stopped engine has no events left to send
   auto sub = impl_->sys->spawn([fn](caf::event_based_actor*) -> caf::behavior {
     return {
       [fn](const actors::job_state_msg& m) {
@@ -307,6 +325,8 @@ const std::string& engine::backend() const {
 
 std::vector<device_summary> engine::devices() {
   std::vector<device_summary> out;
+  if (!impl_->sys)
+    return out;
   caf::scoped_actor self{*impl_->sys};
   self->request(impl_->pool, std::chrono::seconds{10}, actors::status_atom_v)
     .receive(

@@ -89,7 +89,8 @@ public:
   result<void> cancel(const std::string& job);
 
   /// Calls `fn` for every transition and final state of every job, from an
-  /// actor thread: keep it short and thread-safe.
+  /// actor thread: keep it short and thread-safe. After stop() it does
+  /// nothing, and submit, wait and cancel return error `cancelled`.
   void subscribe(std::function<void(const job_event&)> fn);
 
   /// Registers an in-process agent for specs with driver "builtin".
