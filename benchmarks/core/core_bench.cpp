@@ -2,6 +2,7 @@
 // stage transition with artifact writes, and a run of 1,000 jobs.
 
 #include "actors/actor_messages.hpp"
+#include "config/routing.hpp"
 #include "runtime/runtime.hpp"
 
 #include <benchmark/benchmark.h>
@@ -65,8 +66,11 @@ void actor_round_trip(benchmark::State& state) {
 }
 BENCHMARK(actor_round_trip)->UseRealTime();
 
-std::string bench_dir(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("kport_bench_" + name);
+std::string bench_dir(const std::string& name, bool tmpfs = false) {
+  // /dev/shm shows what a transition costs apart from the disk.
+  auto base = tmpfs && fs::is_directory("/dev/shm") ? fs::path{"/dev/shm"}
+                                                    : fs::temp_directory_path();
+  auto d = base / ("kport_bench_" + name);
   fs::remove_all(d);
   fs::create_directories(d / "reference");
   return d.string();
@@ -107,7 +111,7 @@ result<std::string> compiled(const actors::agent_invocation&) {
 /// attempt actor, result check, journal row. Time per stage of a job.
 void stage_transition(benchmark::State& state) {
   constexpr int stages = 20;
-  auto dir = bench_dir("transition");
+  auto dir = bench_dir("transition", state.range(1) != 0);
   auto cfg = config::load_config_text(chain_pipeline(stages), "bench.toml");
   cfg->runtime.runs_dir = dir + "/runs";
   cfg->runtime.fsync = state.range(0) != 0;
@@ -126,12 +130,26 @@ void stage_transition(benchmark::State& state) {
     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   (*engine)->stop();
 }
-// Arg: runtime.fsync (1: durable artifact writes, the default; 0: renames only).
+// Args: runtime.fsync (1: durable artifact writes, the default; 0: renames
+// only), and where the runs folder is (0: the temp folder's disk, 1: tmpfs).
 BENCHMARK(stage_transition)
-  ->Arg(1)
-  ->Arg(0)
+  ->ArgNames({"fsync", "tmpfs"})
+  ->Args({1, 0})
+  ->Args({0, 0})
+  ->Args({0, 1})
   ->UseRealTime()
   ->Unit(benchmark::kMillisecond);
+
+/// The decision alone: routing an outcome through the default table.
+void route_decision(benchmark::State& state) {
+  auto cfg = config::load_config({});
+  config::job_progress p;
+  p.start("analyze");
+  config::stage_outcome out{"analyze", 1, "PASS", "", ""};
+  for (auto _ : state)
+    benchmark::DoNotOptimize(config::next_stage(cfg->pipeline, out, p));
+}
+BENCHMARK(route_decision);
 
 /// `kport run` of 1,000 jobs at once with a trivial builtin agent.
 void thousand_jobs(benchmark::State& state) {
