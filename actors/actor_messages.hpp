@@ -20,17 +20,15 @@ namespace kport::actors {
 
 /// A FlatBuffers table as an actor message: the bytes, typed by the table.
 /// Copy-on-write messages make passing it by value cheap.
-template <class Table>
+template<class Table>
 struct fb {
   std::vector<char> bytes;
 
-  const Table* get() const {
-    return flatbuffers::GetRoot<Table>(bytes.data());
-  }
+  const Table* get() const { return flatbuffers::GetRoot<Table>(bytes.data()); }
 };
 
 /// Packs an object-API value into its FlatBuffers message.
-template <class Table>
+template<class Table>
 fb<Table> pack(const typename Table::NativeTableType& obj) {
   flatbuffers::FlatBufferBuilder fbb;
   fbb.Finish(Table::Pack(fbb, &obj));
@@ -38,7 +36,7 @@ fb<Table> pack(const typename Table::NativeTableType& obj) {
   return fb<Table>{std::vector<char>(p, p + fbb.GetSize())};
 }
 
-template <class Inspector, class Table>
+template<class Inspector, class Table>
 typename Inspector::result_type inspect(Inspector& f, fb<Table>& x) {
   return f(caf::meta::type_name("fb"), x.bytes);
 }
@@ -53,7 +51,7 @@ struct job_request {
   std::shared_ptr<const config::port_spec> spec;
 };
 
-template <class Inspector>
+template<class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_request& x) {
   std::string op = x.spec ? x.spec->op : "";
   return f(caf::meta::type_name("job_request"), op);
@@ -66,7 +64,7 @@ struct submit_reply {
   bool busy = false;
 };
 
-template <class Inspector>
+template<class Inspector>
 typename Inspector::result_type inspect(Inspector& f, submit_reply& x) {
   return f(caf::meta::type_name("submit_reply"), x.job, x.error, x.busy);
 }
@@ -77,7 +75,7 @@ struct run_request {
   runtime::cancel_token_ptr cancel;
 };
 
-template <class Inspector>
+template<class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_request& x) {
   std::string what = x.run ? x.run->what : "";
   return f(caf::meta::type_name("run_request"), what);
@@ -92,7 +90,7 @@ struct run_reply {
   std::string fault;
 };
 
-template <class Inspector>
+template<class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_reply& x) {
   return f(caf::meta::type_name("run_reply"), x.error, x.fault);
 }
@@ -109,7 +107,7 @@ struct device_status {
   std::string drain_reason;
 };
 
-template <class Inspector>
+template<class Inspector>
 typename Inspector::result_type inspect(Inspector& f, device_status& x) {
   return f(caf::meta::type_name("device_status"), x.name, x.backend, x.uuid,
            x.queued, x.runs, x.busy_ns, x.drained, x.drain_reason);
@@ -144,13 +142,13 @@ namespace kport::actors {
 
 /// One device: runs one measured process at a time.
 using device_actor =
-  caf::typed_actor<caf::replies_to<run_request>::with<run_reply>,
-                   caf::replies_to<status_atom>::with<device_status>>;
+    caf::typed_actor<caf::replies_to<run_request>::with<run_reply>,
+                     caf::replies_to<status_atom>::with<device_status>>;
 
 /// The device pool: places measured runs on devices.
 using pool_actor = caf::typed_actor<
-  caf::replies_to<run_request>::with<run_reply>,
-  caf::replies_to<status_atom>::with<std::vector<device_status>>>;
+    caf::replies_to<run_request>::with<run_reply>,
+    caf::replies_to<status_atom>::with<std::vector<device_status>>>;
 
 /// What every port actor shares: settings, the pool, the builtin agents.
 struct job_environment {

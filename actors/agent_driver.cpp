@@ -37,13 +37,13 @@ result<void> run_exec(const agent_invocation& inv) {
   p.log_limit = inv.log_limit;
   p.timeout = inv.timeout;
   p.env = {
-    {"KPORT_JOB", inv.job},
-    {"KPORT_STAGE", inv.stage},
-    {"KPORT_ATTEMPT", std::to_string(inv.attempt)},
-    {"KPORT_TASK", inv.task_path},
-    {"KPORT_RESULT", inv.result_path},
-    {"KPORT_WORKSPACE", inv.workspace},
-    {"KPORT_SCHEMA", inv.schema_path},
+      {"KPORT_JOB", inv.job},
+      {"KPORT_STAGE", inv.stage},
+      {"KPORT_ATTEMPT", std::to_string(inv.attempt)},
+      {"KPORT_TASK", inv.task_path},
+      {"KPORT_RESULT", inv.result_path},
+      {"KPORT_WORKSPACE", inv.workspace},
+      {"KPORT_SCHEMA", inv.schema_path},
   };
   for (auto& kv : inv.agent->env)
     p.env.push_back(kv);
@@ -53,9 +53,10 @@ result<void> run_exec(const agent_invocation& inv) {
   if (out->cancelled)
     return fail(error_code::cancelled, "the agent was cancelled");
   if (out->timed_out)
-    return agent_failure(fmt::format(
-      "the agent timed out after {:g} s and was killed with its process group",
-      std::chrono::duration<double>(inv.timeout).count()));
+    return agent_failure(
+        fmt::format("the agent timed out after {:g} s and was killed with its "
+                    "process group",
+                    std::chrono::duration<double>(inv.timeout).count()));
   if (out->exit_code != 0)
     return agent_failure(fmt::format("the agent ended with {}; see {}",
                                      out->describe(), inv.log_path));
@@ -67,15 +68,15 @@ result<void> run_builtin(const agent_invocation& inv,
                          const agent_registry& registry) {
   auto fn = registry.find(inv.agent->name);
   if (!fn)
-    return agent_failure(fmt::format(
-      "no builtin agent `{}` is registered with this runtime",
-      inv.agent->name));
+    return agent_failure(
+        fmt::format("no builtin agent `{}` is registered with this runtime",
+                    inv.agent->name));
   result<std::string> json = fail(error_code::agent, "");
   try {
     json = fn(inv);
   } catch (const std::exception& e) {
-    return agent_failure(fmt::format("builtin agent `{}` threw: {}",
-                                     inv.agent->name, e.what()));
+    return agent_failure(
+        fmt::format("builtin agent `{}` threw: {}", inv.agent->name, e.what()));
   }
   if (!json)
     return agent_failure(json.err().message);
@@ -100,9 +101,9 @@ result<void> run_replay(const agent_invocation& inv) {
   }
   if (best == 0)
     return agent_failure(fmt::format("no recording for stage `{}` attempt {} "
-                                      "in `{}`",
-                                      inv.stage, inv.attempt,
-                                      stage_dir.string()));
+                                     "in `{}`",
+                                     inv.stage, inv.attempt,
+                                     stage_dir.string()));
   auto dir = stage_dir / std::to_string(best);
   auto files = dir / "files";
   if (fs::is_directory(files)) {

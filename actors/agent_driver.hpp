@@ -33,7 +33,7 @@ struct agent_invocation {
 /// An in-process agent: gets the invocation, returns the artifact's JSON.
 /// kport writes the JSON to the result path and checks it like any other.
 using builtin_agent =
-  std::function<result<std::string>(const agent_invocation&)>;
+    std::function<result<std::string>(const agent_invocation&)>;
 
 /// The builtin agents an embedding program registered, by name.
 class agent_registry {

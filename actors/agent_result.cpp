@@ -23,7 +23,7 @@ bool inside(const fs::path& dir, const fs::path& p) {
          (d.back() == '/' || s[d.size()] == '/');
 }
 
-template <class Table>
+template<class Table>
 std::string owner_of(const Table* t) {
   auto* d = t->diagnosis();
   return d && d->owner() != msg::Owner::unknown ? msg::EnumNameOwner(d->owner())
@@ -37,14 +37,14 @@ result<checked_result> read_verdict(const std::string& schema,
   checked_result out;
   const auto* buf = binary.data();
   if (schema == "analyze") {
-    out.verdict = msg::EnumNameAnalyzeVerdict(
-      msg::GetAnalyzeResult(buf)->verdict());
+    out.verdict =
+        msg::EnumNameAnalyzeVerdict(msg::GetAnalyzeResult(buf)->verdict());
   } else if (schema == "translate") {
-    out.verdict = msg::EnumNameTranslateVerdict(
-      msg::GetTranslateResult(buf)->verdict());
+    out.verdict =
+        msg::EnumNameTranslateVerdict(msg::GetTranslateResult(buf)->verdict());
   } else if (schema == "integrate") {
-    out.verdict = msg::EnumNameIntegrateVerdict(
-      msg::GetIntegrateResult(buf)->verdict());
+    out.verdict =
+        msg::EnumNameIntegrateVerdict(msg::GetIntegrateResult(buf)->verdict());
   } else if (schema == "diagnose_ir") {
     auto* t = msg::GetDiagnoseIrResult(buf);
     out.verdict = msg::EnumNameDiagnoseIrVerdict(t->verdict());
@@ -83,14 +83,14 @@ result<checked_result> check_agent_result(const std::string& attempt_dir,
                             "KPORT_RESULT",
                             result_path, real.string()));
   if (!fs::is_regular_file(real))
-    return fail(error_code::agent,
-                fmt::format("the result `{}` is not a regular file",
-                            result_path));
+    return fail(
+        error_code::agent,
+        fmt::format("the result `{}` is not a regular file", result_path));
   auto bin = runtime::load_artifact_file(schema, real.string());
   if (!bin)
     return fail(error_code::agent,
-                fmt::format("the result does not match schema `{}`: {}",
-                            schema, bin.err().message));
+                fmt::format("the result does not match schema `{}`: {}", schema,
+                            bin.err().message));
   return read_verdict(schema, std::move(*bin));
 }
 

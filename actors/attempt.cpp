@@ -44,9 +44,9 @@ void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
   inv.result_path = (dir / "result.json").string();
   inv.attempt_dir = plan.attempt_dir;
   inv.workspace = plan.workspace;
-  inv.schema_path = (fs::path{plan.env->runs_dir} / "schemas" /
-                     (plan.def.schema + ".fbs"))
-                      .string();
+  inv.schema_path =
+      (fs::path{plan.env->runs_dir} / "schemas" / (plan.def.schema + ".fbs"))
+          .string();
   inv.log_path = (dir / "agent.log").string();
   inv.log_limit = plan.env->cfg->runtime.agent_log_limit;
   inv.agent = &plan.spec->agent_for(plan.stage);
@@ -59,8 +59,8 @@ void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
     report(self, port, plan, config::agent_error, "", ran.err().message, "");
     return;
   }
-  auto checked = check_agent_result(plan.attempt_dir, inv.result_path,
-                                    plan.def.schema);
+  auto checked =
+      check_agent_result(plan.attempt_dir, inv.result_path, plan.def.schema);
   if (!checked) {
     report(self, port, plan, config::agent_error, "", checked.err().message,
            "");
@@ -92,39 +92,40 @@ void gate_attempt(caf::blocking_actor* self, attempt_plan plan,
   auto pool = plan.env->pool;
   auto cancel = plan.cancel;
   ctx.run_measured =
-    [self, pool, cancel](
-      const gates::measured_run& run) -> result<gates::run_result> {
+      [self, pool,
+       cancel](const gates::measured_run& run) -> result<gates::run_result> {
     result<gates::run_result> out = fail(error_code::internal, "no reply");
-    self
-      ->request(pool, caf::infinite,
-                run_request{std::make_shared<gates::measured_run>(run), cancel})
-      .receive(
-        [&](run_reply& reply) {
-          if (reply.result)
-            out = *reply.result;
-          else
-            out = fail(error_code::process, reply.error);
-        },
-        [&](caf::error& err) {
-          out = fail(error_code::internal,
-                     fmt::format("the device pool failed: {}",
-                                 self->system().render(err)));
-        });
+    self->request(
+            pool, caf::infinite,
+            run_request{std::make_shared<gates::measured_run>(run), cancel})
+        .receive(
+            [&](run_reply& reply) {
+              if (reply.result)
+                out = *reply.result;
+              else
+                out = fail(error_code::process, reply.error);
+            },
+            [&](caf::error& err) {
+              out = fail(error_code::internal,
+                         fmt::format("the device pool failed: {}",
+                                     self->system().render(err)));
+            });
     return out;
   };
   gates::gate_outcome g;
   switch (plan.def.gate) {
-    case config::gate_type::structure:
-      g = gates::run_structure_gate(ctx);
-      break;
-    case config::gate_type::correctness:
-      g = gates::run_correctness_gate(ctx);
-      break;
-    case config::gate_type::performance:
-      g = gates::run_performance_gate(ctx);
-      break;
+  case config::gate_type::structure:
+    g = gates::run_structure_gate(ctx);
+    break;
+  case config::gate_type::correctness:
+    g = gates::run_correctness_gate(ctx);
+    break;
+  case config::gate_type::performance:
+    g = gates::run_performance_gate(ctx);
+    break;
   }
-  report(self, port, plan, g.verdict, g.qualifier, g.reason, g.report + ".json");
+  report(self, port, plan, g.verdict, g.qualifier, g.reason,
+         g.report + ".json");
 }
 
 } // namespace kport::actors

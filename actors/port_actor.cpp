@@ -43,11 +43,11 @@ std::unique_ptr<msg::GateReportT> load_report(const std::string& json_path) {
   if (json_path.empty())
     return nullptr;
   auto bin = runtime::read_file(
-    json_path.substr(0, json_path.size() - 5) + ".bin", 64u << 20);
+      json_path.substr(0, json_path.size() - 5) + ".bin", 64u << 20);
   if (!bin)
     return nullptr;
   return std::unique_ptr<msg::GateReportT>(
-    msg::GetGateReport(bin->data())->UnPack());
+      msg::GetGateReport(bin->data())->UnPack());
 }
 
 result<std::string> write_task(self_ptr self, const config::stage_def& def,
@@ -71,7 +71,7 @@ result<std::string> write_task(self_ptr self, const config::stage_def& def,
   task.result_path = (fs::path{attempt_dir} / "result.json").string();
   // Schemas never change while kport runs: one copy per runs folder.
   task.schema_path =
-    (fs::path{st.env->runs_dir} / "schemas" / (def.schema + ".fbs")).string();
+      (fs::path{st.env->runs_dir} / "schemas" / (def.schema + ".fbs")).string();
   for (auto& [stage, art] : st.latest) {
     auto ref = std::make_unique<msg::ArtifactRefT>();
     ref->stage = stage;
@@ -134,8 +134,8 @@ void launch(self_ptr self, const std::string& stage) {
   if (def->kind == config::stage_kind::agent) {
     auto task = write_task(self, *def, plan.attempt_dir);
     if (!task) {
-      finish(self, "BLOCKED", fmt::format("cannot write the task: {}",
-                                          task.err().message));
+      finish(self, "BLOCKED",
+             fmt::format("cannot write the task: {}", task.err().message));
       return;
     }
     plan.task_path = *task;
@@ -149,8 +149,8 @@ void launch(self_ptr self, const std::string& stage) {
   // attempt ends AGENT_ERROR, within the cap); this is the backstop for a
   // driver that does not return. Gates have no other stage-level limit.
   auto limit = def->kind == config::stage_kind::agent
-                 ? def->deadline + std::chrono::seconds{10}
-                 : def->deadline;
+                   ? def->deadline + std::chrono::seconds{10}
+                   : def->deadline;
   self->delayed_send(self, limit, deadline_atom_v, st.seq);
 }
 
@@ -183,8 +183,8 @@ void finish(self_ptr self, const std::string& state, std::string reason) {
   msg::FinalVerdictT v;
   v.job = st.job;
   v.operator_ = st.spec->op;
-  v.state = state == "ACCEPTED"  ? msg::FinalState::ACCEPTED
-            : state == "BLOCKED" ? msg::FinalState::BLOCKED
+  v.state = state == "ACCEPTED"    ? msg::FinalState::ACCEPTED
+            : state == "BLOCKED"   ? msg::FinalState::BLOCKED
             : state == "CANCELLED" ? msg::FinalState::CANCELLED
                                    : msg::FinalState::REJECTED;
   v.reason = std::move(reason);
@@ -215,12 +215,12 @@ void finish(self_ptr self, const std::string& state, std::string reason) {
   v.evidence = st.job_dir;
   v.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                            st.started)
-               .count();
+                 .count();
   flatbuffers::FlatBufferBuilder fbb;
   msg::FinishFinalVerdictBuffer(fbb, msg::FinalVerdict::Pack(fbb, &v));
   auto bin = binary_of(fbb);
   if (auto r = runtime::store_artifact(
-        (fs::path{st.job_dir} / "verdict").string(), "verdict", bin);
+          (fs::path{st.job_dir} / "verdict").string(), "verdict", bin);
       !r)
     v.reason += fmt::format(" (verdict.json could not be written: {})",
                             r.err().message);
@@ -248,7 +248,7 @@ void on_outcome(self_ptr self, const msg::StageOutcome& out) {
       st.last_gate_report = artifact;
     else if (def->schema.rfind("diagnose", 0) == 0)
       st.last_diagnosis =
-        artifact.substr(0, artifact.size() - 5) + ".bin"; // result.bin
+          artifact.substr(0, artifact.size() - 5) + ".bin"; // result.bin
   }
   auto r = config::next_stage(st.env->cfg->pipeline, o, st.progress);
   if (r.repair_cycle)
@@ -272,8 +272,7 @@ void on_outcome(self_ptr self, const msg::StageOutcome& out) {
 
 } // namespace
 
-caf::behavior port_actor(caf::stateful_actor<port_state>* self,
-                         std::string job,
+caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
                          std::shared_ptr<const config::port_spec> spec,
                          job_environment_ptr env, caf::actor supervisor,
                          std::shared_ptr<job_resume> resume) {
@@ -284,8 +283,8 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self,
   st.supervisor = std::move(supervisor);
   st.job_dir = (fs::path{st.env->runs_dir} / st.job).string();
   st.workspace = st.spec->workspace.empty()
-                   ? (fs::path{st.job_dir} / "workspace").string()
-                   : st.spec->workspace;
+                     ? (fs::path{st.job_dir} / "workspace").string()
+                     : st.spec->workspace;
   st.reference_out = (fs::path{st.job_dir} / "reference-build").string();
   st.started = std::chrono::steady_clock::now();
   if (resume) {
@@ -310,47 +309,48 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self,
     on_outcome(self, *m.get());
   });
   return {
-    [=](start_atom) {
-      auto& st = self->state;
-      std::error_code ec;
-      fs::create_directories(st.workspace, ec);
-      if (ec) {
-        finish(self, "BLOCKED", fmt::format("cannot create the workspace `{}`: "
-                                            "{}",
-                                            st.workspace, ec.message()));
-        return;
-      }
-      if (!st.spec->path.empty())
-        fs::copy_file(st.spec->path, fs::path{st.job_dir} / "spec.toml",
-                      fs::copy_options::overwrite_existing, ec);
-      self->delayed_send(self, st.env->cfg->pipeline.job_deadline,
-                         deadline_atom_v, 0);
-      launch(self, resume ? resume->next : st.env->cfg->pipeline.first);
-    },
-    [=](const stage_outcome_msg& m) { on_outcome(self, *m.get()); },
-    [=](deadline_atom, int seq) {
-      auto& st = self->state;
-      if (st.done)
-        return;
-      if (seq == 0) {
-        finish(self, "REJECTED",
-               fmt::format("deadline: the job ran past its deadline of {} s "
-                           "(in {} attempt {})",
-                           st.env->cfg->pipeline.job_deadline.count(),
-                           st.stage, st.attempt));
-      } else if (seq == st.seq && st.running) {
-        auto* def = st.env->cfg->pipeline.find(st.stage);
-        finish(self, "REJECTED",
-               fmt::format("deadline: stage {} attempt {} ran past its "
-                           "deadline of {} s",
-                           st.stage, st.attempt, def->deadline.count()));
-      }
-    },
-    [=](cancel_atom) {
-      finish(self, "CANCELLED",
-             fmt::format("cancelled during {} attempt {}", self->state.stage,
-                         self->state.attempt));
-    },
+      [=](start_atom) {
+        auto& st = self->state;
+        std::error_code ec;
+        fs::create_directories(st.workspace, ec);
+        if (ec) {
+          finish(self, "BLOCKED",
+                 fmt::format("cannot create the workspace `{}`: "
+                             "{}",
+                             st.workspace, ec.message()));
+          return;
+        }
+        if (!st.spec->path.empty())
+          fs::copy_file(st.spec->path, fs::path{st.job_dir} / "spec.toml",
+                        fs::copy_options::overwrite_existing, ec);
+        self->delayed_send(self, st.env->cfg->pipeline.job_deadline,
+                           deadline_atom_v, 0);
+        launch(self, resume ? resume->next : st.env->cfg->pipeline.first);
+      },
+      [=](const stage_outcome_msg& m) { on_outcome(self, *m.get()); },
+      [=](deadline_atom, int seq) {
+        auto& st = self->state;
+        if (st.done)
+          return;
+        if (seq == 0) {
+          finish(self, "REJECTED",
+                 fmt::format("deadline: the job ran past its deadline of {} s "
+                             "(in {} attempt {})",
+                             st.env->cfg->pipeline.job_deadline.count(),
+                             st.stage, st.attempt));
+        } else if (seq == st.seq && st.running) {
+          auto* def = st.env->cfg->pipeline.find(st.stage);
+          finish(self, "REJECTED",
+                 fmt::format("deadline: stage {} attempt {} ran past its "
+                             "deadline of {} s",
+                             st.stage, st.attempt, def->deadline.count()));
+        }
+      },
+      [=](cancel_atom) {
+        finish(self, "CANCELLED",
+               fmt::format("cancelled during {} attempt {}", self->state.stage,
+                           self->state.attempt));
+      },
   };
 }
 

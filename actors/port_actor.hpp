@@ -30,7 +30,7 @@ struct port_state {
   std::vector<std::unique_ptr<msg::TransitionT>> history;
   /// stage -> (artifact path, attempt that wrote it)
   std::map<std::string, std::pair<std::string, int>> latest;
-  std::string last_diagnosis;  ///< result.bin of the diagnosis that routed
+  std::string last_diagnosis;   ///< result.bin of the diagnosis that routed
   std::string last_gate_report; ///< report.json of the gate that failed
   std::string previous_stage;
   // The attempt in flight.
@@ -47,8 +47,7 @@ struct port_state {
 /// One job's state machine: runs stages one at a time, routes every
 /// outcome through the pipeline table, ends in exactly one final state
 /// with verdict.json in the evidence bundle.
-caf::behavior port_actor(caf::stateful_actor<port_state>* self,
-                         std::string job,
+caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
                          std::shared_ptr<const config::port_spec> spec,
                          job_environment_ptr env, caf::actor supervisor,
                          std::shared_ptr<job_resume> resume);

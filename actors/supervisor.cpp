@@ -64,11 +64,12 @@ void end_without_port(self_ptr self, const std::string& job,
   msg::FinishFinalVerdictBuffer(fbb, msg::FinalVerdict::Pack(fbb, &v));
   std::string bin{reinterpret_cast<const char*>(fbb.GetBufferPointer()),
                   fbb.GetSize()};
-  if (auto r = runtime::store_artifact((dir / "verdict").string(), "verdict",
-                                       bin);
+  if (auto r =
+          runtime::store_artifact((dir / "verdict").string(), "verdict", bin);
       !r)
     spdlog::error("{}: {}", job, r.err().message);
-  self->send(self, final_verdict_msg{std::vector<char>(bin.begin(), bin.end())});
+  self->send(self,
+             final_verdict_msg{std::vector<char>(bin.begin(), bin.end())});
 }
 
 } // namespace
@@ -89,8 +90,8 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
       if (e.restarts < max_restarts && !e.next.empty() &&
           !config::is_final_state(e.next)) {
         ++e.restarts;
-        spdlog::warn("{}: port actor stopped ({}); restart {} of {} at {}",
-                     job, why, e.restarts, max_restarts, e.next);
+        spdlog::warn("{}: port actor stopped ({}); restart {} of {} at {}", job,
+                     why, e.restarts, max_restarts, e.next);
         auto resume = std::make_shared<job_resume>();
         resume->progress = e.progress;
         for (auto& t : e.history)
@@ -107,111 +108,109 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
     }
   });
   return {
-    [=](submit_atom, job_request& req) -> submit_reply {
-      auto& st = self->state;
-      auto& cfg = *st.env->cfg;
-      if (st.running >= cfg.runtime.max_jobs &&
-          static_cast<int>(st.queue.size()) >= cfg.runtime.queue_limit)
-        return {"",
-                fmt::format("busy: {} jobs running and {} queued (the limits "
-                            "runtime.max_jobs and runtime.queue_limit); try "
-                            "again when some have finished",
-                            st.running, st.queue.size()),
-                true};
-      auto job = new_job_id(self, req.spec->op);
-      auto& e = st.jobs[job];
-      e.spec = req.spec;
-      if (jr)
-        if (auto r = jr->job_started(job, req.spec->op, req.spec->path); !r)
-          spdlog::error("{}", r.err().message);
-      st.queue.push_back(job);
-      admit_queued(self);
-      return {job, "", false};
-    },
-    [=](wait_atom, const std::string& job) -> caf::result<final_verdict_msg> {
-      auto& st = self->state;
-      auto i = st.jobs.find(job);
-      if (i == st.jobs.end())
-        return final_verdict_msg{};
-      if (i->second.final)
-        return *i->second.final;
-      auto rp = self->make_response_promise<final_verdict_msg>();
-      i->second.waiters.push_back(rp);
-      return rp;
-    },
-    [=](cancel_atom, const std::string& job) -> bool {
-      auto& st = self->state;
-      auto i = st.jobs.find(job);
-      if (i == st.jobs.end() || i->second.final)
-        return false;
-      if (i->second.port) {
-        caf::anon_send(i->second.port, cancel_atom_v);
-      } else {
-        std::erase(st.queue, job);
-        ++st.running; // balanced when the final verdict arrives
-        end_without_port(self, job, msg::FinalState::CANCELLED,
-                         "cancelled before it started");
-      }
-      return true;
-    },
-    [=](subscribe_atom, caf::actor who) {
-      self->state.subscribers.push_back(std::move(who));
-    },
-    [=](const job_state_msg& m) {
-      auto& st = self->state;
-      auto* js = m.get();
-      auto i = st.jobs.find(js->job()->str());
-      if (i == st.jobs.end() || !js->last())
-        return;
-      auto& e = i->second;
-      auto* t = js->last();
-      e.history.push_back(std::unique_ptr<msg::TransitionT>(t->UnPack()));
-      e.next = t->next()->str();
-      e.progress = config::job_progress{};
-      for (auto* a : *js->attempts())
-        e.progress.attempts[a->stage()->str()] = a->attempts();
-      e.progress.repair_cycles = js->repair_cycles();
-      for (auto& h : e.history) {
-        if (std::find(e.progress.first_visits.begin(),
-                      e.progress.first_visits.end(),
-                      h->stage) == e.progress.first_visits.end())
-          e.progress.first_visits.push_back(h->stage);
-        ++e.progress.runs;
-      }
-      if (jr)
-        if (auto r = jr->transition({js->job()->str(), t->seq(),
-                                     t->stage()->str(), t->attempt(),
-                                     t->verdict()->str(),
-                                     t->qualifier() ? t->qualifier()->str()
-                                                    : "",
-                                     t->next()->str(),
-                                     t->reason() ? t->reason()->str() : ""});
-            !r)
-          spdlog::error("{}", r.err().message);
-      notify(self, caf::make_message(m));
-    },
-    [=](const final_verdict_msg& m) {
-      auto& st = self->state;
-      auto* v = m.get();
-      auto i = st.jobs.find(v->job()->str());
-      if (i == st.jobs.end() || i->second.final)
-        return;
-      auto& e = i->second;
-      e.final = m;
-      e.port = caf::actor{};
-      if (jr)
-        if (auto r = jr->job_finished(v->job()->str(),
-                                      msg::EnumNameFinalState(v->state()),
-                                      v->reason()->str());
-            !r)
-          spdlog::error("{}", r.err().message);
-      for (auto& w : e.waiters)
-        w.deliver(m);
-      e.waiters.clear();
-      --st.running;
-      notify(self, caf::make_message(m));
-      admit_queued(self);
-    },
+      [=](submit_atom, job_request& req) -> submit_reply {
+        auto& st = self->state;
+        auto& cfg = *st.env->cfg;
+        if (st.running >= cfg.runtime.max_jobs &&
+            static_cast<int>(st.queue.size()) >= cfg.runtime.queue_limit)
+          return {"",
+                  fmt::format("busy: {} jobs running and {} queued (the limits "
+                              "runtime.max_jobs and runtime.queue_limit); try "
+                              "again when some have finished",
+                              st.running, st.queue.size()),
+                  true};
+        auto job = new_job_id(self, req.spec->op);
+        auto& e = st.jobs[job];
+        e.spec = req.spec;
+        if (jr)
+          if (auto r = jr->job_started(job, req.spec->op, req.spec->path); !r)
+            spdlog::error("{}", r.err().message);
+        st.queue.push_back(job);
+        admit_queued(self);
+        return {job, "", false};
+      },
+      [=](wait_atom, const std::string& job) -> caf::result<final_verdict_msg> {
+        auto& st = self->state;
+        auto i = st.jobs.find(job);
+        if (i == st.jobs.end())
+          return final_verdict_msg{};
+        if (i->second.final)
+          return *i->second.final;
+        auto rp = self->make_response_promise<final_verdict_msg>();
+        i->second.waiters.push_back(rp);
+        return rp;
+      },
+      [=](cancel_atom, const std::string& job) -> bool {
+        auto& st = self->state;
+        auto i = st.jobs.find(job);
+        if (i == st.jobs.end() || i->second.final)
+          return false;
+        if (i->second.port) {
+          caf::anon_send(i->second.port, cancel_atom_v);
+        } else {
+          std::erase(st.queue, job);
+          ++st.running; // balanced when the final verdict arrives
+          end_without_port(self, job, msg::FinalState::CANCELLED,
+                           "cancelled before it started");
+        }
+        return true;
+      },
+      [=](subscribe_atom, caf::actor who) {
+        self->state.subscribers.push_back(std::move(who));
+      },
+      [=](const job_state_msg& m) {
+        auto& st = self->state;
+        auto* js = m.get();
+        auto i = st.jobs.find(js->job()->str());
+        if (i == st.jobs.end() || !js->last())
+          return;
+        auto& e = i->second;
+        auto* t = js->last();
+        e.history.push_back(std::unique_ptr<msg::TransitionT>(t->UnPack()));
+        e.next = t->next()->str();
+        e.progress = config::job_progress{};
+        for (auto* a : *js->attempts())
+          e.progress.attempts[a->stage()->str()] = a->attempts();
+        e.progress.repair_cycles = js->repair_cycles();
+        for (auto& h : e.history) {
+          if (std::find(e.progress.first_visits.begin(),
+                        e.progress.first_visits.end(),
+                        h->stage) == e.progress.first_visits.end())
+            e.progress.first_visits.push_back(h->stage);
+          ++e.progress.runs;
+        }
+        if (jr)
+          if (auto r = jr->transition(
+                  {js->job()->str(), t->seq(), t->stage()->str(), t->attempt(),
+                   t->verdict()->str(),
+                   t->qualifier() ? t->qualifier()->str() : "",
+                   t->next()->str(), t->reason() ? t->reason()->str() : ""});
+              !r)
+            spdlog::error("{}", r.err().message);
+        notify(self, caf::make_message(m));
+      },
+      [=](const final_verdict_msg& m) {
+        auto& st = self->state;
+        auto* v = m.get();
+        auto i = st.jobs.find(v->job()->str());
+        if (i == st.jobs.end() || i->second.final)
+          return;
+        auto& e = i->second;
+        e.final = m;
+        e.port = caf::actor{};
+        if (jr)
+          if (auto r = jr->job_finished(v->job()->str(),
+                                        msg::EnumNameFinalState(v->state()),
+                                        v->reason()->str());
+              !r)
+            spdlog::error("{}", r.err().message);
+        for (auto& w : e.waiters)
+          w.deliver(m);
+        e.waiters.clear();
+        --st.running;
+        notify(self, caf::make_message(m));
+        admit_queued(self);
+      },
   };
 }
 

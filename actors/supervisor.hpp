@@ -13,11 +13,11 @@ namespace kport::actors {
 /// The supervisor: admits jobs, answers waits and cancels, feeds the
 /// journal and subscribers.
 using supervisor_actor = caf::typed_actor<
-  caf::replies_to<submit_atom, job_request>::with<submit_reply>,
-  caf::replies_to<wait_atom, std::string>::with<final_verdict_msg>,
-  caf::replies_to<cancel_atom, std::string>::with<bool>,
-  caf::reacts_to<subscribe_atom, caf::actor>,
-  caf::reacts_to<job_state_msg>, caf::reacts_to<final_verdict_msg>>;
+    caf::replies_to<submit_atom, job_request>::with<submit_reply>,
+    caf::replies_to<wait_atom, std::string>::with<final_verdict_msg>,
+    caf::replies_to<cancel_atom, std::string>::with<bool>,
+    caf::reacts_to<subscribe_atom, caf::actor>, caf::reacts_to<job_state_msg>,
+    caf::reacts_to<final_verdict_msg>>;
 
 /// One job as the supervisor tracks it.
 struct job_entry {

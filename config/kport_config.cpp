@@ -39,7 +39,8 @@ kport_config decode(toml::table& merged) {
     auto r = top.sub("runtime", *t);
     c.runtime.runs_dir = r.string("runs_dir", c.runtime.runs_dir);
     c.runtime.max_jobs = positive(r, "max_jobs", c.runtime.max_jobs);
-    c.runtime.queue_limit = positive(r, "queue_limit", c.runtime.queue_limit, 0);
+    c.runtime.queue_limit =
+        positive(r, "queue_limit", c.runtime.queue_limit, 0);
     c.runtime.threads = positive(r, "threads", c.runtime.threads, 0);
     c.runtime.log_level = r.string("log_level", c.runtime.log_level);
     static const char* levels[] = {"trace", "debug", "info",
@@ -49,7 +50,7 @@ kport_config decode(toml::table& merged) {
       r.fail_at("log_level", "must be one of trace, debug, info, warn, error, "
                              "off");
     c.runtime.agent_log_limit =
-      static_cast<std::size_t>(positive(r, "agent_log_limit_mib", 16)) << 20;
+        static_cast<std::size_t>(positive(r, "agent_log_limit_mib", 16)) << 20;
     c.runtime.journal = r.boolean("journal", c.runtime.journal);
     c.runtime.fsync = r.boolean("fsync", c.runtime.fsync);
     r.finish();
@@ -76,11 +77,14 @@ kport_config decode(toml::table& merged) {
   if (auto* t = top.table("gates")) {
     auto r = top.sub("gates", *t);
     c.gates.test_timeout = seconds(r, "test_timeout_s", c.gates.test_timeout);
-    c.gates.bench_timeout = seconds(r, "bench_timeout_s", c.gates.bench_timeout);
-    c.gates.build_timeout = seconds(r, "build_timeout_s", c.gates.build_timeout);
+    c.gates.bench_timeout =
+        seconds(r, "bench_timeout_s", c.gates.bench_timeout);
+    c.gates.build_timeout =
+        seconds(r, "build_timeout_s", c.gates.build_timeout);
     c.gates.ir_timeout = seconds(r, "ir_timeout_s", c.gates.ir_timeout);
     c.gates.process_log_limit =
-      static_cast<std::size_t>(positive(r, "process_log_limit_mib", 16)) << 20;
+        static_cast<std::size_t>(positive(r, "process_log_limit_mib", 16))
+        << 20;
     r.finish();
   }
   if (auto* t = top.table("perf")) {
@@ -108,7 +112,9 @@ kport_config decode(toml::table& merged) {
   c.pipeline = read_pipeline_table(pr);
   top.finish();
   std::ostringstream out;
-  out << toml::toml_formatter{merged, toml::toml_formatter::default_flags | toml::format_flags::relaxed_float_precision};
+  out << toml::toml_formatter{merged,
+                              toml::toml_formatter::default_flags |
+                                  toml::format_flags::relaxed_float_precision};
   c.merged_toml = out.str() + "\n";
   return c;
 }

@@ -10,12 +10,12 @@ namespace kport::config {
 
 const char* to_string(gate_type g) noexcept {
   switch (g) {
-    case gate_type::structure:
-      return "structure";
-    case gate_type::correctness:
-      return "correctness";
-    case gate_type::performance:
-      return "performance";
+  case gate_type::structure:
+    return "structure";
+  case gate_type::correctness:
+    return "correctness";
+  case gate_type::performance:
+    return "performance";
   }
   return "structure";
 }
@@ -27,13 +27,13 @@ bool is_final_state(std::string_view target) noexcept {
 
 std::vector<std::string> gate_verdicts(gate_type g) {
   switch (g) {
-    case gate_type::structure:
-      // BLOCKED: the reference's IR could not be had; no agent can fix that.
-      return {"PASS", "PASS_WITH_NOTES", "FAIL", "BLOCKED"};
-    case gate_type::correctness:
-      return {"ALL_PASS", "FAIL", "BLOCKED"};
-    case gate_type::performance:
-      return {"DONE", "INVESTIGATE", "BLOCKED"};
+  case gate_type::structure:
+    // BLOCKED: the reference's IR could not be had; no agent can fix that.
+    return {"PASS", "PASS_WITH_NOTES", "FAIL", "BLOCKED"};
+  case gate_type::correctness:
+    return {"ALL_PASS", "FAIL", "BLOCKED"};
+  case gate_type::performance:
+    return {"DONE", "INVESTIGATE", "BLOCKED"};
   }
   return {};
 }
@@ -56,8 +56,8 @@ namespace {
 
 gate_type parse_gate(toml_reader& r, std::string_view key,
                      const std::string& name) {
-  for (auto g : {gate_type::structure, gate_type::correctness,
-                 gate_type::performance})
+  for (auto g :
+       {gate_type::structure, gate_type::correctness, gate_type::performance})
     if (name == to_string(g))
       return g;
   r.fail_at(key, fmt::format("names unknown gate `{}`: use structure, "
@@ -100,7 +100,7 @@ stage_def read_stage(toml_reader& r, const std::string& name) {
       auto verdict = key.substr(0, key.find('.'));
       if (key != "*" && verdict != agent_error &&
           std::find(s.verdicts.begin(), s.verdicts.end(), verdict) ==
-            s.verdicts.end()) {
+              s.verdicts.end()) {
         std::string known;
         for (auto& v : s.verdicts)
           known += (known.empty() ? "" : ", ") + v;

@@ -26,12 +26,12 @@ struct route_entry {
 struct stage_def {
   std::string name;
   stage_kind kind = stage_kind::agent;
-  std::string schema;                 ///< agent stages: the artifact schema
+  std::string schema;                    ///< agent stages: the artifact schema
   gate_type gate = gate_type::structure; ///< gate stages: which gate
-  int max_attempts = 1;               ///< runs of this stage per job, at most
-  std::chrono::seconds deadline{0};   ///< one attempt's wall-clock limit
+  int max_attempts = 1;             ///< runs of this stage per job, at most
+  std::chrono::seconds deadline{0}; ///< one attempt's wall-clock limit
   std::vector<route_entry> routes;
-  std::vector<std::string> verdicts;  ///< the literals this stage can return
+  std::vector<std::string> verdicts; ///< the literals this stage can return
 };
 
 /// The final states a route can name.

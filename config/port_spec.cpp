@@ -51,8 +51,8 @@ agent_config read_agent(toml_reader& r, const agent_config& defaults,
   agent_config a = defaults;
   a.driver = r.string("driver", a.driver);
   if (a.driver != "exec" && a.driver != "builtin" && a.driver != "replay")
-    r.fail_at("driver", fmt::format("is `{}`: use exec, builtin or replay",
-                                    a.driver));
+    r.fail_at("driver",
+              fmt::format("is `{}`: use exec, builtin or replay", a.driver));
   if (r.has("command"))
     a.command = argv(r, "command");
   if (r.has("name"))

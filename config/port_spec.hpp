@@ -26,10 +26,10 @@ struct port_side {
 
 /// How one agent stage is served.
 struct agent_config {
-  std::string driver;                ///< exec | builtin | replay
-  std::vector<std::string> command;  ///< exec: the agent's argv
-  std::string name;                  ///< builtin: the registered callable
-  std::string recording;             ///< replay: absolute folder
+  std::string driver;               ///< exec | builtin | replay
+  std::vector<std::string> command; ///< exec: the agent's argv
+  std::string name;                 ///< builtin: the registered callable
+  std::string recording;            ///< replay: absolute folder
   double timeout_s = 0;
   std::vector<std::pair<std::string, std::string>> env;
 };

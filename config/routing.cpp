@@ -20,8 +20,8 @@ namespace {
 
 std::string outcome_name(const stage_outcome& out) {
   return out.qualifier.empty()
-           ? fmt::format("{} {}", out.stage, out.verdict)
-           : fmt::format("{} {}.{}", out.stage, out.verdict, out.qualifier);
+             ? fmt::format("{} {}", out.stage, out.verdict)
+             : fmt::format("{} {}.{}", out.stage, out.verdict, out.qualifier);
 }
 
 /// Position of a stage in the order the job first ran stages; a route whose
@@ -59,20 +59,21 @@ route next_stage(const pipeline_table& table, const stage_outcome& out,
                  const job_progress& progress) {
   auto* stage = table.find(out.stage);
   if (!stage)
-    return rejected(fmt::format("internal: outcome of unknown stage `{}`",
-                                out.stage),
-                    false);
+    return rejected(
+        fmt::format("internal: outcome of unknown stage `{}`", out.stage),
+        false);
   std::string target;
   if (auto* r = match_route(*stage, out))
     target = r->target;
   else if (out.verdict == agent_error)
     target = stage->name;
   else
-    return rejected(fmt::format("no route for {} in the pipeline table",
-                                outcome_name(out)),
-                    false);
+    return rejected(
+        fmt::format("no route for {} in the pipeline table", outcome_name(out)),
+        false);
   auto because = outcome_name(out);
-  if (!out.reason.empty() && (out.verdict == agent_error || is_final_state(target)))
+  if (!out.reason.empty() &&
+      (out.verdict == agent_error || is_final_state(target)))
     because += ": " + out.reason;
   if (is_final_state(target))
     return route{target, because};

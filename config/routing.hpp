@@ -32,7 +32,7 @@ struct job_progress {
 
 /// Where a job goes next; `reason` is what the evidence bundle records.
 struct route {
-  std::string next;          ///< a stage, or ACCEPTED / REJECTED / BLOCKED
+  std::string next; ///< a stage, or ACCEPTED / REJECTED / BLOCKED
   std::string reason;
   bool repair_cycle = false; ///< this route goes back to an earlier stage
   bool capped = false;       ///< REJECTED because a cap was reached

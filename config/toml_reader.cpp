@@ -6,7 +6,9 @@ namespace kport::config {
 
 toml_reader::toml_reader(const toml::table& table, std::string file,
                          std::string prefix)
-  : table_(table), file_(std::move(file)), prefix_(std::move(prefix)) {}
+    : table_(table)
+    , file_(std::move(file))
+    , prefix_(std::move(prefix)) {}
 
 std::string toml_reader::qualified(std::string_view key) const {
   return prefix_.empty() ? std::string{key}
@@ -16,8 +18,7 @@ std::string toml_reader::qualified(std::string_view key) const {
 std::string toml_reader::where(const toml::node* n) const {
   // A merged table holds nodes from several files; each node knows its own.
   if (n && n->source().begin.line > 0)
-    return fmt::format("{}:{}",
-                       n->source().path ? *n->source().path : file_,
+    return fmt::format("{}:{}", n->source().path ? *n->source().path : file_,
                        n->source().begin.line);
   if (table_.source().begin.line > 0)
     return fmt::format("{}:{}", file_, table_.source().begin.line);
@@ -25,10 +26,9 @@ std::string toml_reader::where(const toml::node* n) const {
 }
 
 void toml_reader::fail_at(std::string_view key, const std::string& what) const {
-  throw config_exception{
-    fail(error_code::config,
-         fmt::format("{}: key `{}` {}", where(table_.get(key)), qualified(key),
-                     what))};
+  throw config_exception{fail(
+      error_code::config, fmt::format("{}: key `{}` {}", where(table_.get(key)),
+                                      qualified(key), what))};
 }
 
 const toml::node* toml_reader::get(std::string_view key) {
@@ -51,10 +51,9 @@ std::string toml_reader::string(std::string_view key, std::string fallback) {
 
 std::string toml_reader::required_string(std::string_view key) {
   if (!has(key))
-    throw config_exception{
-      fail(error_code::config,
-           fmt::format("{}: key `{}` is required (a string)", where(nullptr),
-                       qualified(key)))};
+    throw config_exception{fail(
+        error_code::config, fmt::format("{}: key `{}` is required (a string)",
+                                        where(nullptr), qualified(key)))};
   auto s = string(key, {});
   if (s.empty())
     fail_at(key, "must not be empty");
@@ -134,10 +133,10 @@ void toml_reader::finish() const {
   for (auto& [k, v] : table_)
     if (!known_.count(k.str()))
       throw config_exception{
-        fail(error_code::config,
-             fmt::format("{}: unknown key `{}` (check the spelling; `kport "
-                         "config` prints every known key)",
-                         where(&v), qualified(k.str())))};
+          fail(error_code::config,
+               fmt::format("{}: unknown key `{}` (check the spelling; `kport "
+                           "config` prints every known key)",
+                           where(&v), qualified(k.str())))};
 }
 
 toml::table parse_toml(std::string_view text, const std::string& file) {
@@ -145,9 +144,9 @@ toml::table parse_toml(std::string_view text, const std::string& file) {
     return toml::parse(text, file);
   } catch (const toml::parse_error& e) {
     throw config_exception{
-      fail(error_code::config,
-           fmt::format("{}:{}:{}: {}", file, e.source().begin.line,
-                       e.source().begin.column, e.description()))};
+        fail(error_code::config,
+             fmt::format("{}:{}:{}: {}", file, e.source().begin.line,
+                         e.source().begin.column, e.description()))};
   }
 }
 

@@ -40,7 +40,8 @@ public:
   /// Refuses keys that were not read.
   void finish() const;
 
-  [[noreturn]] void fail_at(std::string_view key, const std::string& what) const;
+  [[noreturn]] void fail_at(std::string_view key,
+                            const std::string& what) const;
 
   const std::string& file() const { return file_; }
 

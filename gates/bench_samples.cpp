@@ -23,8 +23,8 @@ run_samples samples_from_traces(const std::vector<gpu::trace>& traces,
         continue;
       auto config = std::string{name.substr(range_prefix.size())};
       double ns = source == time_source::range_wall
-                    ? static_cast<double>(r.end_ns - r.start_ns)
-                    : kernel_ns[r.id];
+                      ? static_cast<double>(r.end_ns - r.start_ns)
+                      : kernel_ns[r.id];
       out.per_config[config].push_back(ns);
       if (source == time_source::kernel_sum) {
         std::string set;

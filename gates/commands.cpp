@@ -47,13 +47,13 @@ runtime::process_spec side_process(const gate_context& ctx, side s,
   p.log_limit = ctx.cfg->gates.process_log_limit;
   p.timeout = timeout;
   p.env = {
-    {"KPORT_JOB", ctx.job},
-    {"KPORT_SIDE", to_string(s)},
-    {"KPORT_REFERENCE", ctx.spec->reference.dir},
-    {"KPORT_WORKSPACE", ctx.workspace},
-    {"KPORT_OUT", ctx.reference_out},
-    {"KPORT_RTOL", fmt::format("{}", ctx.spec->rtol)},
-    {"KPORT_ATOL", fmt::format("{}", ctx.spec->atol)},
+      {"KPORT_JOB", ctx.job},
+      {"KPORT_SIDE", to_string(s)},
+      {"KPORT_REFERENCE", ctx.spec->reference.dir},
+      {"KPORT_WORKSPACE", ctx.workspace},
+      {"KPORT_OUT", ctx.reference_out},
+      {"KPORT_RTOL", fmt::format("{}", ctx.spec->rtol)},
+      {"KPORT_ATOL", fmt::format("{}", ctx.spec->atol)},
   };
   // A measured run's tracing is set by whoever runs it; an inherited setting
   // would send this process's ranges to somebody else's trace.

@@ -35,10 +35,9 @@ correctness_decision decide_correctness(const runtime::process_outcome& run,
                         c->skipped)};
   if (c->failed > 0 || c->errors > 0)
     return {"FAIL", "kernel",
-            fmt::format("{} of {} tests failed{}", c->failed + c->errors,
-                        c->executed,
-                        c->errors ? fmt::format(" ({} errors)", c->errors)
-                                  : "")};
+            fmt::format(
+                "{} of {} tests failed{}", c->failed + c->errors, c->executed,
+                c->errors ? fmt::format(" ({} errors)", c->errors) : "")};
   if (run.exit_code != 0)
     return {"FAIL", "kernel",
             fmt::format("the test run ended with {} although its summary "
@@ -91,9 +90,9 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
   run.what = "test";
   run.trace_dir = (dir / "traces" / "test").string();
   run.pair_key = ctx.job;
-  run.process = side_process(ctx, side::candidate, ctx.spec->target.test,
-                             (dir / "test.log").string(),
-                             ctx.cfg->gates.test_timeout);
+  run.process =
+      side_process(ctx, side::candidate, ctx.spec->target.test,
+                   (dir / "test.log").string(), ctx.cfg->gates.test_timeout);
   auto result = ctx.run_measured(run);
   add_measured_run(report, run, result);
   if (!result)

@@ -10,8 +10,8 @@ namespace kport::gates {
 
 /// The correctness decision over a finished test run. Pure.
 struct correctness_decision {
-  std::string verdict;   ///< ALL_PASS or FAIL
-  std::string failure;   ///< kernel, host, env ("" on ALL_PASS)
+  std::string verdict; ///< ALL_PASS or FAIL
+  std::string failure; ///< kernel, host, env ("" on ALL_PASS)
   std::string reason;
 };
 

@@ -16,26 +16,25 @@ namespace kport::gates {
 
 /// A process that must run on a device alone: a test or bench run.
 struct measured_run {
-  std::string what;          ///< "test", "bench reference 2", ...
+  std::string what; ///< "test", "bench reference 2", ...
   runtime::process_spec process;
-  std::string trace_dir;     ///< KPORT_TRACE_DIR of the run
-  std::string pair_key;      ///< runs of one pair share a device
+  std::string trace_dir; ///< KPORT_TRACE_DIR of the run
+  std::string pair_key;  ///< runs of one pair share a device
 };
 
 /// How a measured run ended, with the traces its processes wrote.
 struct run_result {
   runtime::process_outcome outcome;
   std::vector<gpu::trace> traces;
-  std::string trace_error; ///< why the traces could not be read, if so
-  std::string device;      ///< which device ran it
-  std::string backend;     ///< "host" or "cuda"
+  std::string trace_error;        ///< why the traces could not be read, if so
+  std::string device;             ///< which device ran it
+  std::string backend;            ///< "host" or "cuda"
   gpu::clock_sample clock_before; ///< cuda: SM clock around the run
   gpu::clock_sample clock_after;
 };
 
 /// Runs a measured run on a device of the pool and waits for it.
-using run_measured_fn =
-  std::function<result<run_result>(const measured_run&)>;
+using run_measured_fn = std::function<result<run_result>(const measured_run&)>;
 
 /// Everything a gate needs to run for one job attempt.
 struct gate_context {
@@ -56,7 +55,7 @@ struct gate_outcome {
   std::string verdict;
   std::string qualifier; ///< failure class: kernel, host, fallback, env
   std::string reason;
-  std::string report;    ///< base path of the stored GateReport
+  std::string report; ///< base path of the stored GateReport
 };
 
 } // namespace kport::gates

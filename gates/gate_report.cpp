@@ -34,7 +34,7 @@ void add_measured_run(msg::GateReportT& report, const measured_run& run,
   rec.sm_clock_mhz_before = r->clock_before.sm_clock_mhz;
   rec.sm_clock_mhz_after = r->clock_after.sm_clock_mhz;
   rec.throttle_reasons =
-    r->clock_before.throttle_reasons | r->clock_after.throttle_reasons;
+      r->clock_before.throttle_reasons | r->clock_after.throttle_reasons;
   int kernels = 0;
   for (auto& t : r->traces)
     kernels += static_cast<int>(t.kernels.size());
@@ -94,8 +94,8 @@ gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report) {
     // nothing to show for its verdict.
     out.verdict = "BLOCKED";
     out.qualifier = "env";
-    out.reason = fmt::format("cannot store the gate report: {}",
-                             r.err().message);
+    out.reason =
+        fmt::format("cannot store the gate report: {}", r.err().message);
   }
   return out;
 }

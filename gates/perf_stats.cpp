@@ -87,13 +87,14 @@ perf_summary summarize(const std::vector<run_samples>& reference,
     f.ref_rounds_ns = round_medians(reference, name, f.ref_iterations);
     f.cand_rounds_ns = round_medians(candidate, name, f.cand_iterations);
     f.t_ref_ns = std::max(
-      *std::min_element(f.ref_rounds_ns.begin(), f.ref_rounds_ns.end()),
-      min_time_ns);
+        *std::min_element(f.ref_rounds_ns.begin(), f.ref_rounds_ns.end()),
+        min_time_ns);
     f.t_cand_ns = std::max(
-      *std::min_element(f.cand_rounds_ns.begin(), f.cand_rounds_ns.end()),
-      min_time_ns);
+        *std::min_element(f.cand_rounds_ns.begin(), f.cand_rounds_ns.end()),
+        min_time_ns);
     f.ratio = f.t_ref_ns / f.t_cand_ns;
-    f.spread = std::max(spread_of(f.ref_rounds_ns), spread_of(f.cand_rounds_ns));
+    f.spread =
+        std::max(spread_of(f.ref_rounds_ns), spread_of(f.cand_rounds_ns));
     ratios.push_back(f.ratio);
     out.configs.push_back(std::move(f));
   }

@@ -23,10 +23,10 @@ changed_kernel_sets(const std::vector<run_samples>& runs);
 /// A config's figures across rounds (DESIGN.md section 5).
 struct config_figure {
   std::string config;
-  double t_ref_ns = 0;  ///< best (minimum) over rounds of per-run medians
+  double t_ref_ns = 0; ///< best (minimum) over rounds of per-run medians
   double t_cand_ns = 0;
-  double ratio = 0;     ///< t_ref / t_cand, each floored at min_time_ns
-  double spread = 0;    ///< worst (max - min) / min over one side's rounds
+  double ratio = 0;  ///< t_ref / t_cand, each floored at min_time_ns
+  double spread = 0; ///< worst (max - min) / min over one side's rounds
   std::vector<double> ref_rounds_ns;
   std::vector<double> cand_rounds_ns;
   int ref_iterations = 0;

@@ -13,17 +13,18 @@ namespace fs = std::filesystem;
 
 performance_decision decide_performance(const perf_summary& s, double floor) {
   if (s.configs.empty())
-    return {"BLOCKED",
-            s.unpaired.empty()
-              ? "no `kport:<config>` ranges in the bench traces: benches mark "
-                "each iteration with an NVTX range named kport:<config>"
-              : fmt::format("no config ran on both sides ({} unpaired): the "
-                            "reference and candidate benches must use the same "
-                            "config names",
-                            s.unpaired.size())};
-  auto worst = std::min_element(
-    s.configs.begin(), s.configs.end(),
-    [](auto& a, auto& b) { return a.ratio < b.ratio; });
+    return {
+        "BLOCKED",
+        s.unpaired.empty()
+            ? "no `kport:<config>` ranges in the bench traces: benches mark "
+              "each iteration with an NVTX range named kport:<config>"
+            : fmt::format("no config ran on both sides ({} unpaired): the "
+                          "reference and candidate benches must use the same "
+                          "config names",
+                          s.unpaired.size())};
+  auto worst =
+      std::min_element(s.configs.begin(), s.configs.end(),
+                       [](auto& a, auto& b) { return a.ratio < b.ratio; });
   auto text = fmt::format("geomean {:.3f} over {} configs (floor {:.3f}; "
                           "lowest {} at {:.3f})",
                           s.geomean, s.configs.size(), floor, worst->config,
@@ -45,10 +46,10 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
   };
   auto& spec = *ctx.spec;
   if (spec.reference.bench.empty() || spec.target.bench.empty())
-    return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
-                    fmt::format("the spec has no bench command for the {}",
-                                spec.reference.bench.empty() ? "reference"
-                                                             : "target"));
+    return end_with(
+        msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+        fmt::format("the spec has no bench command for the {}",
+                    spec.reference.bench.empty() ? "reference" : "target"));
   if (auto built = ensure_reference_built(ctx); !built)
     return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
                     built.err().message);
@@ -68,8 +69,8 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
       run.what = fmt::format("bench {} {}", to_string(s), round);
       run.trace_dir = (dir / "traces" / name).string();
       run.pair_key = ctx.job;
-      auto& argv = s == side::reference ? spec.reference.bench
-                                        : spec.target.bench;
+      auto& argv =
+          s == side::reference ? spec.reference.bench : spec.target.bench;
       run.process = side_process(ctx, s, argv, (dir / (name + ".log")).string(),
                                  ctx.cfg->gates.bench_timeout);
       auto result = ctx.run_measured(run);
@@ -77,8 +78,8 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
       auto blame = s == side::reference ? msg::FailureClass::env
                                         : msg::FailureClass::kernel;
       auto verdict_on_failure = s == side::reference
-                                  ? msg::GateVerdict::BLOCKED
-                                  : msg::GateVerdict::INVESTIGATE;
+                                    ? msg::GateVerdict::BLOCKED
+                                    : msg::GateVerdict::INVESTIGATE;
       if (!result)
         return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
                         fmt::format("cannot run the {} bench: {}", to_string(s),
@@ -106,39 +107,40 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
         for (auto& k : t.kernels)
           device_ns += static_cast<double>(k.end_ns - k.start_ns);
       auto samples = samples_from_traces(
-        result->traces, result->backend == "cuda" ? time_source::kernel_sum
-                                                  : time_source::range_wall);
-      (s == side::reference ? ref_runs : cand_runs).push_back(std::move(samples));
+          result->traces, result->backend == "cuda" ? time_source::kernel_sum
+                                                    : time_source::range_wall);
+      (s == side::reference ? ref_runs : cand_runs)
+          .push_back(std::move(samples));
     }
   }
   auto summary = summarize(ref_runs, cand_runs, ctx.cfg->perf.min_time_ns);
   report.perf = to_message(summary, spec.perf_floor, spec.perf_rounds);
   report.perf->device_ns = device_ns;
   report.perf->gate_wall_ns = std::chrono::duration<double, std::nano>(
-                                std::chrono::steady_clock::now() - started)
-                                .count();
-  report.perf->efficiency = report.perf->gate_wall_ns > 0
-                              ? device_ns / report.perf->gate_wall_ns
-                              : 0;
+                                  std::chrono::steady_clock::now() - started)
+                                  .count();
+  report.perf->efficiency =
+      report.perf->gate_wall_ns > 0 ? device_ns / report.perf->gate_wall_ns : 0;
   for (auto* side_runs : {&ref_runs, &cand_runs})
     for (auto& [config, sets] : changed_kernel_sets(*side_runs)) {
       std::string seen;
       for (auto& k : sets)
         seen += (seen.empty() ? "" : " | ") + k;
       report.notes.push_back(fmt::format(
-        "kernel_set_changed: {} config `{}` launched different kernels "
-        "across iterations or rounds: {}",
-        side_runs == &ref_runs ? "reference" : "candidate", config, seen));
+          "kernel_set_changed: {} config `{}` launched different kernels "
+          "across iterations or rounds: {}",
+          side_runs == &ref_runs ? "reference" : "candidate", config, seen));
     }
   for (auto& u : summary.unpaired)
     report.notes.push_back(
-      fmt::format("config `{}` ran on one side only: left out", u));
+        fmt::format("config `{}` ran on one side only: left out", u));
   auto d = decide_performance(summary, spec.perf_floor);
   auto v = d.verdict == "DONE"          ? msg::GateVerdict::DONE
            : d.verdict == "INVESTIGATE" ? msg::GateVerdict::INVESTIGATE
                                         : msg::GateVerdict::BLOCKED;
-  return end_with(v, v == msg::GateVerdict::BLOCKED ? msg::FailureClass::env
-                                                    : msg::FailureClass::none,
+  return end_with(v,
+                  v == msg::GateVerdict::BLOCKED ? msg::FailureClass::env
+                                                 : msg::FailureClass::none,
                   d.reason);
 }
 

@@ -77,9 +77,9 @@ proof_decision decide_proof(const execution_proof& p,
                         "loaded during the tests: the kernels that ran came "
                         "from elsewhere",
                         spec.target.product, *p.product_hash)};
-  return {true, "",
-          fmt::format("candidate kernels ran: {}",
-                      joined(p.candidate_kernels))};
+  return {
+      true, "",
+      fmt::format("candidate kernels ran: {}", joined(p.candidate_kernels))};
 }
 
 } // namespace kport::gates

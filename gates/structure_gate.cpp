@@ -28,15 +28,14 @@ result<std::string> dump_ir(const gate_context& ctx, side s,
                             msg::GateReportT& report) {
   auto dir = fs::path{ctx.attempt_dir};
   auto out = (dir / fmt::format("{}.ir", to_string(s))).string();
-  auto& argv = s == side::reference ? ctx.spec->reference.ir
-                                    : ctx.spec->target.ir;
+  auto& argv =
+      s == side::reference ? ctx.spec->reference.ir : ctx.spec->target.ir;
   auto p = side_process(ctx, s, argv,
                         (dir / fmt::format("ir-{}.log", to_string(s))).string(),
                         ctx.cfg->gates.ir_timeout);
   p.env.emplace_back("KPORT_IR_OUT", out);
   auto ran = runtime::run_process(p, ctx.cancel);
-  add_run(report, fmt::format("ir {}", to_string(s)), p,
-          ran ? &*ran : nullptr);
+  add_run(report, fmt::format("ir {}", to_string(s)), p, ran ? &*ran : nullptr);
   if (!ran)
     return std::move(ran).err();
   if (!ran->succeeded())
@@ -85,9 +84,8 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
   auto policy_name = ctx.spec->ir_policy;
   if (policy_name.empty()) {
     auto text = runtime::read_file(*ref, 1u << 20);
-    policy_name = default_ir_policy(text ? std::string_view{*text}
-                                         : std::string_view{},
-                                    *ref);
+    policy_name = default_ir_policy(
+        text ? std::string_view{*text} : std::string_view{}, *ref);
   }
   auto pol = ir::load_policy(policy_name);
   if (!pol)
@@ -102,34 +100,32 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
     // An unreadable reference was caught above only if its command failed;
     // the comparator names which file it could not read.
     bool reference_side = diff.err().message.find(*ref) != std::string::npos;
-    return end_with(reference_side ? msg::GateVerdict::BLOCKED
-                                   : msg::GateVerdict::FAIL,
-                    reference_side ? msg::FailureClass::env
-                                   : msg::FailureClass::kernel,
-                    diff.err().message);
+    return end_with(
+        reference_side ? msg::GateVerdict::BLOCKED : msg::GateVerdict::FAIL,
+        reference_side ? msg::FailureClass::env : msg::FailureClass::kernel,
+        diff.err().message);
   }
   report.structure->diff_excerpt = diff->excerpt();
   auto dir = fs::path{ctx.attempt_dir};
-  (void) runtime::write_file_atomic((dir / "ir-diff.txt").string(),
-                                    diff->to_text());
-  (void) runtime::write_file_atomic((dir / "ir-diff.json").string(),
-                                    diff->to_json());
+  (void)runtime::write_file_atomic((dir / "ir-diff.txt").string(),
+                                   diff->to_text());
+  (void)runtime::write_file_atomic((dir / "ir-diff.json").string(),
+                                   diff->to_json());
   for (auto& n : diff->failures)
     report.notes.push_back("fail: " + n);
   for (auto& n : diff->notes)
     report.notes.push_back("note: " + n);
   switch (diff->overall) {
-    case ir::verdict::pass:
-      return end_with(msg::GateVerdict::PASS, msg::FailureClass::none,
-                      fmt::format("IR structurally equal under policy {}",
-                                  policy_name));
-    case ir::verdict::pass_with_notes:
-      return end_with(msg::GateVerdict::PASS_WITH_NOTES,
-                      msg::FailureClass::none,
-                      fmt::format("IR equal under policy {} with {} notes",
-                                  policy_name, diff->notes.size()));
-    case ir::verdict::fail:
-      break;
+  case ir::verdict::pass:
+    return end_with(
+        msg::GateVerdict::PASS, msg::FailureClass::none,
+        fmt::format("IR structurally equal under policy {}", policy_name));
+  case ir::verdict::pass_with_notes:
+    return end_with(msg::GateVerdict::PASS_WITH_NOTES, msg::FailureClass::none,
+                    fmt::format("IR equal under policy {} with {} notes",
+                                policy_name, diff->notes.size()));
+  case ir::verdict::fail:
+    break;
   }
   return end_with(msg::GateVerdict::FAIL, msg::FailureClass::kernel,
                   fmt::format("IR differs under policy {}: {}; see {}",

@@ -38,7 +38,8 @@ std::vector<std::string> lines_of(std::string_view text) {
 /// "[  PASSED  ] N tests.", "[  SKIPPED ] N tests,", "[  FAILED  ] N tests,".
 /// One block per test binary; blocks are added up.
 std::optional<test_counts> gtest(const std::vector<std::string>& lines) {
-  static const std::regex ran{R"(^\[=+\] (\d+) tests? from \d+ test (suites?|cases?) ran)"};
+  static const std::regex ran{
+      R"(^\[=+\] (\d+) tests? from \d+ test (suites?|cases?) ran)"};
   static const std::regex passed{R"(^\[  PASSED  \] (\d+) tests?\.)"};
   static const std::regex skipped{R"(^\[  SKIPPED \] (\d+) tests?,)"};
   static const std::regex failed{R"(^\[  FAILED  \] (\d+) tests?,)"};
@@ -72,7 +73,7 @@ std::optional<test_counts> gtest(const std::vector<std::string>& lines) {
 /// also "no tests ran in 0.01s" and the -q form without the rules.
 std::optional<test_counts> pytest(const std::vector<std::string>& lines) {
   static const std::regex summary{
-    R"(^=*\s*((\d+ \w+(, )?)+|no tests ran) in [\d.]+s( \([^)]*\))?\s*=*$)"};
+      R"(^=*\s*((\d+ \w+(, )?)+|no tests ran) in [\d.]+s( \([^)]*\))?\s*=*$)"};
   static const std::regex item{R"((\d+) (\w+))"};
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
     std::smatch m;
@@ -104,7 +105,7 @@ std::optional<test_counts> pytest(const std::vector<std::string>& lines) {
 /// "The following tests did not run:" for skips.
 std::optional<test_counts> ctest(const std::vector<std::string>& lines) {
   static const std::regex summary{
-    R"((\d+)% tests passed, (\d+) tests? failed out of (\d+))"};
+      R"((\d+)% tests passed, (\d+) tests? failed out of (\d+))"};
   static const std::regex not_run{R"(^\s*\d+ - .* \((Skipped|Disabled)\)$)"};
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
     std::smatch m;
@@ -129,7 +130,7 @@ std::optional<test_counts> ctest(const std::vector<std::string>& lines) {
 /// alone on a line, optionally after one word and a colon.
 std::optional<test_counts> plain(const std::vector<std::string>& lines) {
   static const std::regex summary{
-    R"(^\s*(\w+:\s*)?(\d+) passed, (\d+) failed(, (\d+) skipped)?\s*$)"};
+      R"(^\s*(\w+:\s*)?(\d+) passed, (\d+) failed(, (\d+) skipped)?\s*$)"};
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
     std::smatch m;
     if (!std::regex_search(*it, m, summary))

@@ -40,7 +40,7 @@ struct nvml_api {
   std::string error;
 };
 
-template <class Fn>
+template<class Fn>
 bool bind(void* lib, const char* name, Fn& fn, std::string& error) {
   fn = reinterpret_cast<Fn>(::dlsym(lib, name));
   if (!fn)
@@ -79,13 +79,13 @@ const nvml_api& nvml() {
       return;
     }
     bool ok =
-      bind(lib, "nvmlInit_v2", api.init, api.error) &&
-      bind(lib, "nvmlDeviceGetHandleByUUID", api.by_uuid, api.error) &&
-      bind(lib, "nvmlDeviceGetClockInfo", api.clock, api.error) &&
-      bind(lib, "nvmlDeviceGetMaxClockInfo", api.max_clock, api.error) &&
-      bind(lib, "nvmlDeviceGetCurrentClocksThrottleReasons", api.throttle,
-           api.error) &&
-      bind(lib, "nvmlDeviceGetTemperature", api.temperature, api.error);
+        bind(lib, "nvmlInit_v2", api.init, api.error) &&
+        bind(lib, "nvmlDeviceGetHandleByUUID", api.by_uuid, api.error) &&
+        bind(lib, "nvmlDeviceGetClockInfo", api.clock, api.error) &&
+        bind(lib, "nvmlDeviceGetMaxClockInfo", api.max_clock, api.error) &&
+        bind(lib, "nvmlDeviceGetCurrentClocksThrottleReasons", api.throttle,
+             api.error) &&
+        bind(lib, "nvmlDeviceGetTemperature", api.temperature, api.error);
     if (!ok || api.init() != 0) {
       if (api.error.empty())
         api.error = "nvmlInit failed";
@@ -150,9 +150,9 @@ result<clock_sample> sample_clock(const std::string& uuid) {
     return fail(error_code::not_found, ml.error);
   nvml_device h = nullptr;
   if (auto rc = ml.by_uuid(uuid.c_str(), &h); rc != 0)
-    return fail(error_code::not_found,
-                fmt::format("NVML does not know device {} (error {})", uuid,
-                            rc));
+    return fail(
+        error_code::not_found,
+        fmt::format("NVML does not know device {} (error {})", uuid, rc));
   clock_sample s;
   ml.clock(h, nvml_clock_sm, &s.sm_clock_mhz);
   ml.throttle(h, &s.throttle_reasons);

@@ -11,10 +11,10 @@ namespace kport::gpu {
 /// One CUDA device as the driver and NVML see it.
 struct cuda_device_info {
   int index = 0;
-  std::string uuid;  ///< "GPU-…", what CUDA_VISIBLE_DEVICES pins
+  std::string uuid; ///< "GPU-…", what CUDA_VISIBLE_DEVICES pins
   std::string name;
   std::uint64_t memory_bytes = 0;
-  unsigned sm_clock_mhz = 0;     ///< now; 0 when NVML is missing
+  unsigned sm_clock_mhz = 0; ///< now; 0 when NVML is missing
   unsigned max_sm_clock_mhz = 0;
 };
 

@@ -14,9 +14,9 @@ namespace {
 std::vector<std::pair<std::string, std::string>>
 device_env(const device_state& st, const std::string& trace_dir) {
   std::vector<std::pair<std::string, std::string>> env{
-    {"KPORT_TRACE_DIR", trace_dir},
-    {"NVTX_INJECTION64_PATH", st.inject_path},
-    {"KPORT_DEVICE", st.desc.name},
+      {"KPORT_TRACE_DIR", trace_dir},
+      {"NVTX_INJECTION64_PATH", st.inject_path},
+      {"KPORT_DEVICE", st.desc.name},
   };
   if (st.desc.backend == "cuda") {
     env.emplace_back("CUDA_INJECTION64_PATH", st.inject_path);
@@ -84,20 +84,20 @@ device(actors::device_actor::stateful_pointer<device_state> self,
   self->state.desc = std::move(desc);
   self->state.inject_path = std::move(inject_path);
   return {
-    [=](actors::run_request& req) -> actors::run_reply {
-      return run_measured(self->state, req);
-    },
-    [=](actors::status_atom) -> actors::device_status {
-      auto& st = self->state;
-      actors::device_status s;
-      s.name = st.desc.name;
-      s.backend = st.desc.backend;
-      s.uuid = st.desc.uuid;
-      s.queued = static_cast<int>(self->mailbox().size());
-      s.runs = st.runs;
-      s.busy_ns = st.busy_ns;
-      return s;
-    },
+      [=](actors::run_request& req) -> actors::run_reply {
+        return run_measured(self->state, req);
+      },
+      [=](actors::status_atom) -> actors::device_status {
+        auto& st = self->state;
+        actors::device_status s;
+        s.name = st.desc.name;
+        s.backend = st.desc.backend;
+        s.uuid = st.desc.uuid;
+        s.queued = static_cast<int>(self->mailbox().size());
+        s.runs = st.runs;
+        s.busy_ns = st.busy_ns;
+        return s;
+      },
   };
 }
 

@@ -18,66 +18,67 @@ device_pool(actors::pool_actor::stateful_pointer<device_pool_state> self,
                     self->state.places.drain_reason(d));
   };
   return {
-    [=](actors::run_request& req) -> caf::result<actors::run_reply> {
-      auto& st = self->state;
-      if (st.queue_limit > 0 && st.places.outstanding() >= st.queue_limit)
-        return actors::run_reply{
-          nullptr,
-          fmt::format("the device queue is full ({} runs waiting); raise "
-                      "runtime.queue_limit or run fewer jobs",
-                      st.places.outstanding()),
-          {}};
-      auto d = st.places.place(req.run->pair_key);
-      if (!d)
-        return actors::run_reply{
-          nullptr,
-          fmt::format("every device is drained (device 0: {}); see `kport "
-                      "devices`",
-                      st.places.drain_reason(0)),
-          {}};
-      auto rp = self->make_response_promise<actors::run_reply>();
-      self->request(st.devices[*d], caf::infinite, std::move(req))
-        .then(
-          [=](actors::run_reply& reply) mutable {
-            finished(*d, reply.fault);
-            rp.deliver(std::move(reply));
-          },
-          [=](caf::error& err) mutable {
-            auto why = self->system().render(err);
-            finished(*d, why);
-            rp.deliver(actors::run_reply{
-              nullptr, fmt::format("device {} failed: {}", *d, why), why});
-          });
-      return rp;
-    },
-    [=](actors::status_atom)
-      -> caf::result<std::vector<actors::device_status>> {
-      auto n = self->state.devices.size();
-      auto rp =
-        self->make_response_promise<std::vector<actors::device_status>>();
-      auto out = std::make_shared<std::vector<actors::device_status>>(n);
-      auto pending = std::make_shared<std::size_t>(n);
-      if (n == 0) {
-        rp.deliver(*out);
+      [=](actors::run_request& req) -> caf::result<actors::run_reply> {
+        auto& st = self->state;
+        if (st.queue_limit > 0 && st.places.outstanding() >= st.queue_limit)
+          return actors::run_reply{
+              nullptr,
+              fmt::format("the device queue is full ({} runs waiting); raise "
+                          "runtime.queue_limit or run fewer jobs",
+                          st.places.outstanding()),
+              {}};
+        auto d = st.places.place(req.run->pair_key);
+        if (!d)
+          return actors::run_reply{
+              nullptr,
+              fmt::format("every device is drained (device 0: {}); see `kport "
+                          "devices`",
+                          st.places.drain_reason(0)),
+              {}};
+        auto rp = self->make_response_promise<actors::run_reply>();
+        self->request(st.devices[*d], caf::infinite, std::move(req))
+            .then(
+                [=](actors::run_reply& reply) mutable {
+                  finished(*d, reply.fault);
+                  rp.deliver(std::move(reply));
+                },
+                [=](caf::error& err) mutable {
+                  auto why = self->system().render(err);
+                  finished(*d, why);
+                  rp.deliver(actors::run_reply{
+                      nullptr, fmt::format("device {} failed: {}", *d, why),
+                      why});
+                });
         return rp;
-      }
-      for (std::size_t i = 0; i < n; ++i)
-        self->request(self->state.devices[i], caf::infinite,
-                      actors::status_atom_v)
-          .then(
-            [=](actors::device_status& s) mutable {
-              s.drained = self->state.places.drained(i);
-              s.drain_reason = self->state.places.drain_reason(i);
-              (*out)[i] = std::move(s);
-              if (--*pending == 0)
-                rp.deliver(*out);
-            },
-            [=](caf::error&) mutable {
-              if (--*pending == 0)
-                rp.deliver(*out);
-            });
-      return rp;
-    },
+      },
+      [=](actors::status_atom)
+          -> caf::result<std::vector<actors::device_status>> {
+        auto n = self->state.devices.size();
+        auto rp =
+            self->make_response_promise<std::vector<actors::device_status>>();
+        auto out = std::make_shared<std::vector<actors::device_status>>(n);
+        auto pending = std::make_shared<std::size_t>(n);
+        if (n == 0) {
+          rp.deliver(*out);
+          return rp;
+        }
+        for (std::size_t i = 0; i < n; ++i)
+          self->request(self->state.devices[i], caf::infinite,
+                        actors::status_atom_v)
+              .then(
+                  [=](actors::device_status& s) mutable {
+                    s.drained = self->state.places.drained(i);
+                    s.drain_reason = self->state.places.drain_reason(i);
+                    (*out)[i] = std::move(s);
+                    if (--*pending == 0)
+                      rp.deliver(*out);
+                  },
+                  [=](caf::error&) mutable {
+                    if (--*pending == 0)
+                      rp.deliver(*out);
+                  });
+        return rp;
+      },
   };
 }
 

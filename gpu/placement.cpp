@@ -31,8 +31,8 @@ bool placement::done(std::size_t device, const std::string& fault) {
   }
   if (++faults_[device] < fault_limit_ || drained(device))
     return false;
-  drained_[device] = fmt::format("{} faults in a row, the last: {}",
-                                 faults_[device], fault);
+  drained_[device] =
+      fmt::format("{} faults in a row, the last: {}", faults_[device], fault);
   return true;
 }
 

@@ -15,10 +15,10 @@ namespace kport::gpu {
 class placement {
 public:
   explicit placement(std::size_t devices, int fault_limit = 3)
-    : load_(devices, 0),
-      faults_(devices, 0),
-      drained_(devices),
-      fault_limit_(fault_limit) {}
+      : load_(devices, 0)
+      , faults_(devices, 0)
+      , drained_(devices)
+      , fault_limit_(fault_limit) {}
 
   /// The device for the next run of `pair_key`, counted as outstanding;
   /// nothing when every device is drained.

@@ -18,9 +18,8 @@ namespace {
 std::atomic<bool> durable_writes{true};
 
 error io_error(std::string_view what, const std::string& path) {
-  return fail(error_code::io,
-              fmt::format("cannot {} `{}`: {}", what, path,
-                          std::strerror(errno)));
+  return fail(error_code::io, fmt::format("cannot {} `{}`: {}", what, path,
+                                          std::strerror(errno)));
 }
 
 } // namespace
@@ -68,8 +67,8 @@ result<void> write_file_atomic(const std::string& path,
     return err;
   }
   // The rename is durable only once the folder entry is on disk.
-  int dfd = durable ? ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                    : -1;
+  int dfd =
+      durable ? ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
@@ -104,9 +103,9 @@ result<std::string> read_file(const std::string& path, std::size_t limit) {
     out.append(buf, static_cast<std::size_t>(r));
     if (out.size() > limit) {
       ::close(fd);
-      return fail(error_code::io,
-                  fmt::format("`{}` is over the limit of {} bytes", path,
-                              limit));
+      return fail(
+          error_code::io,
+          fmt::format("`{}` is over the limit of {} bytes", path, limit));
     }
   }
   ::close(fd);

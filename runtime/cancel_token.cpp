@@ -9,7 +9,8 @@
 
 namespace kport::runtime {
 
-cancel_token::cancel_token() : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+cancel_token::cancel_token()
+    : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   if (fd_ < 0)
     throw std::runtime_error("eventfd failed: too many open files?");
 }

@@ -8,17 +8,17 @@ namespace kport {
 
 /// What went wrong, in words a user can act on; the code picks the exit status.
 enum class error_code {
-  usage,         ///< bad command line
-  config,        ///< bad config, spec or pipeline table (file:line: key ...)
-  schema,        ///< an artifact that does not match its schema
-  io,            ///< a file or folder that could not be read or written
-  process,       ///< a child process that could not be started or waited on
-  agent,         ///< an agent that failed (exit, timeout, bad result)
-  parse,         ///< input text (IR, trace, test log) that could not be read
-  busy,          ///< admission refused: too many jobs queued
-  not_found,     ///< a job, stage or device that does not exist
-  cancelled,     ///< the work was cancelled
-  internal,      ///< a bug in kport: please report it
+  usage,     ///< bad command line
+  config,    ///< bad config, spec or pipeline table (file:line: key ...)
+  schema,    ///< an artifact that does not match its schema
+  io,        ///< a file or folder that could not be read or written
+  process,   ///< a child process that could not be started or waited on
+  agent,     ///< an agent that failed (exit, timeout, bad result)
+  parse,     ///< input text (IR, trace, test log) that could not be read
+  busy,      ///< admission refused: too many jobs queued
+  not_found, ///< a job, stage or device that does not exist
+  cancelled, ///< the work was cancelled
+  internal,  ///< a bug in kport: please report it
 };
 
 /// Returns the lower-case name of a code, as printed in messages and JSON.
@@ -40,11 +40,13 @@ struct error {
 int exit_status(const error& err) noexcept;
 
 /// A value or the error that prevented it.
-template <class T>
+template<class T>
 class result {
 public:
-  result(T value) : data_(std::move(value)) {}
-  result(error err) : data_(std::move(err)) {}
+  result(T value)
+      : data_(std::move(value)) {}
+  result(error err)
+      : data_(std::move(err)) {}
 
   explicit operator bool() const noexcept { return data_.index() == 0; }
   bool has_value() const noexcept { return data_.index() == 0; }
@@ -65,11 +67,13 @@ private:
 };
 
 /// Success or the error that prevented it.
-template <>
+template<>
 class result<void> {
 public:
   result() = default;
-  result(error err) : err_(std::move(err)), ok_(false) {}
+  result(error err)
+      : err_(std::move(err))
+      , ok_(false) {}
 
   explicit operator bool() const noexcept { return ok_; }
   bool has_value() const noexcept { return ok_; }
@@ -81,7 +85,8 @@ private:
   bool ok_ = true;
 };
 
-/// Builds an error; reads well at return sites: `return fail(error_code::io, ...)`.
+/// Builds an error; reads well at return sites: `return fail(error_code::io,
+/// ...)`.
 inline error fail(error_code code, std::string message) {
   return error{code, std::move(message)};
 }

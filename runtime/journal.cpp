@@ -11,8 +11,8 @@ namespace {
 
 double now_s() {
   return std::chrono::duration<double>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 /// A prepared statement that finalizes itself.
@@ -59,7 +59,7 @@ result<std::unique_ptr<journal>> journal::open(const std::string& path) {
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                        SQLITE_OPEN_FULLMUTEX,
+                          SQLITE_OPEN_FULLMUTEX,
                       nullptr) != SQLITE_OK) {
     auto err = fail(error_code::io, fmt::format("cannot open journal `{}`: {}",
                                                 path, sqlite3_errmsg(db)));
@@ -102,8 +102,9 @@ result<void> journal::job_started(const std::string& job, const std::string& op,
                                   const std::string& spec_path) {
   statement s{db_, "INSERT OR REPLACE INTO jobs (job, operator, spec, state, "
                    "reason, started) VALUES (?, ?, ?, '', '', ?)"};
-  if (!s.ok() || s.bind(1, job).bind(2, op).bind(3, spec_path).bind(4, now_s())
-                     .step() != SQLITE_DONE)
+  if (!s.ok() ||
+      s.bind(1, job).bind(2, op).bind(3, spec_path).bind(4, now_s()).step() !=
+          SQLITE_DONE)
     return db_error(db_, "recording a job");
   return {};
 }
@@ -112,15 +113,15 @@ result<void> journal::transition(const journal_transition& t) {
   statement s{db_, "INSERT OR REPLACE INTO transitions VALUES (?, ?, ?, ?, ?, "
                    "?, ?, ?, ?)"};
   if (!s.ok() || s.bind(1, t.job)
-                     .bind(2, t.seq)
-                     .bind(3, t.stage)
-                     .bind(4, t.attempt)
-                     .bind(5, t.verdict)
-                     .bind(6, t.qualifier)
-                     .bind(7, t.next)
-                     .bind(8, t.reason)
-                     .bind(9, now_s())
-                     .step() != SQLITE_DONE)
+                         .bind(2, t.seq)
+                         .bind(3, t.stage)
+                         .bind(4, t.attempt)
+                         .bind(5, t.verdict)
+                         .bind(6, t.qualifier)
+                         .bind(7, t.next)
+                         .bind(8, t.reason)
+                         .bind(9, now_s())
+                         .step() != SQLITE_DONE)
     return db_error(db_, "recording a transition");
   return {};
 }
@@ -130,8 +131,9 @@ result<void> journal::job_finished(const std::string& job,
                                    const std::string& reason) {
   statement s{db_, "UPDATE jobs SET state = ?, reason = ?, finished = ? WHERE "
                    "job = ?"};
-  if (!s.ok() || s.bind(1, state).bind(2, reason).bind(3, now_s()).bind(4, job)
-                     .step() != SQLITE_DONE)
+  if (!s.ok() ||
+      s.bind(1, state).bind(2, reason).bind(3, now_s()).bind(4, job).step() !=
+          SQLITE_DONE)
     return db_error(db_, "recording a final state");
   return {};
 }

@@ -43,7 +43,8 @@ public:
   result<std::string> final_state(const std::string& job);
 
 private:
-  explicit journal(sqlite3* db) : db_(db) {}
+  explicit journal(sqlite3* db)
+      : db_(db) {}
   result<void> exec(const std::string& sql);
   sqlite3* db_;
 };

@@ -69,7 +69,9 @@ int pidfd_open(pid_t pid) {
 /// Collects the child's output: the capped log file and the tail in memory.
 class output_sink {
 public:
-  output_sink(int log_fd, std::size_t limit) : log_fd_(log_fd), limit_(limit) {}
+  output_sink(int log_fd, std::size_t limit)
+      : log_fd_(log_fd)
+      , limit_(limit) {}
 
   void write(const char* data, std::size_t n, process_outcome& out) {
     out.output_bytes += n;
@@ -125,9 +127,9 @@ result<process_outcome> run_process(const process_spec& spec,
     log_fd = ::open(spec.log_path.c_str(),
                     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (log_fd < 0)
-      return fail(error_code::io, fmt::format("cannot write log `{}`: {}",
-                                              spec.log_path,
-                                              std::strerror(errno)));
+      return fail(error_code::io,
+                  fmt::format("cannot write log `{}`: {}", spec.log_path,
+                              std::strerror(errno)));
   }
   int out_pipe[2];
   int report_pipe[2];
@@ -193,9 +195,9 @@ result<process_outcome> run_process(const process_spec& spec,
     if (log_fd >= 0)
       ::close(log_fd);
     if (f.step == 1)
-      return fail(error_code::process,
-                  fmt::format("cannot enter `{}`: {}", spec.cwd,
-                              std::strerror(f.err)));
+      return fail(
+          error_code::process,
+          fmt::format("cannot enter `{}`: {}", spec.cwd, std::strerror(f.err)));
     return fail(error_code::process,
                 fmt::format("cannot run `{}`{}: {}", spec.argv[0],
                             cwd ? fmt::format(" in `{}`", spec.cwd) : "",
@@ -237,9 +239,9 @@ result<process_outcome> run_process(const process_spec& spec,
     int wait_ms = -1;
     if (next != clock::time_point::max())
       wait_ms = static_cast<int>(std::max<long long>(
-        0, std::chrono::duration_cast<std::chrono::milliseconds>(next - now)
-               .count() +
-             1));
+          0, std::chrono::duration_cast<std::chrono::milliseconds>(next - now)
+                     .count() +
+                 1));
     if (pidfd < 0 && !exited)
       wait_ms = wait_ms < 0 ? 20 : std::min(wait_ms, 20);
     int n = ::poll(fds.data(), fds.size(), wait_ms);
@@ -269,9 +271,9 @@ result<process_outcome> run_process(const process_spec& spec,
         leader_done = ::poll(&p, 1, 0) == 1;
       } else {
         siginfo_t info{};
-        leader_done = ::waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT)
-                        == 0
-                      && info.si_pid == pid;
+        leader_done =
+            ::waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            info.si_pid == pid;
       }
       if (leader_done) {
         // The leader is a zombie until reaped, so its group id is still ours.

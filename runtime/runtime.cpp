@@ -94,9 +94,9 @@ std::string find_inject_library() {
   if (auto* env = std::getenv("KPORT_INJECT"); env && *env)
     return env;
   auto dir = self_dir();
-  for (auto* rel : {"libkport_inject.so", "lib/libkport_inject.so",
-                    "gpu/inject/libkport_inject.so",
-                    "../lib/kport/libkport_inject.so"}) {
+  for (auto* rel :
+       {"libkport_inject.so", "lib/libkport_inject.so",
+        "gpu/inject/libkport_inject.so", "../lib/kport/libkport_inject.so"}) {
     auto p = fs::path{dir} / rel;
     if (fs::exists(p))
       return fs::weakly_canonical(p).string();
@@ -112,7 +112,7 @@ result<job_result> read_verdict_file(const std::string& path) {
   if (!bin)
     return std::move(bin).err();
   flatbuffers::Verifier verifier(
-    reinterpret_cast<const std::uint8_t*>(bin->data()), bin->size());
+      reinterpret_cast<const std::uint8_t*>(bin->data()), bin->size());
   if (!msg::VerifyFinalVerdictBuffer(verifier))
     return fail(error_code::parse,
                 fmt::format("`{}` is not a kport verdict", bin_path));
@@ -123,7 +123,8 @@ struct engine::impl {
   std::shared_ptr<const config::kport_config> cfg;
   caf::actor_system_config sys_cfg;
   std::unique_ptr<caf::actor_system> sys;
-  actors::agent_registry_ptr agents = std::make_shared<actors::agent_registry>();
+  actors::agent_registry_ptr agents =
+      std::make_shared<actors::agent_registry>();
   std::vector<actors::device_actor> devices;
   actors::pool_actor pool;
   actors::supervisor_actor sup;
@@ -135,14 +136,15 @@ struct engine::impl {
   bool stopped = false;
 };
 
-engine::engine(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+engine::engine(std::unique_ptr<impl> p)
+    : impl_(std::move(p)) {}
 
 engine::~engine() {
   stop();
 }
 
 result<std::unique_ptr<engine>> engine::start(config::kport_config cfg,
-                                                runtime_options opts) {
+                                              runtime_options opts) {
   auto p = std::make_unique<impl>();
   auto runs = fs::absolute(cfg.runtime.runs_dir);
   std::error_code ec;
@@ -161,13 +163,14 @@ result<std::unique_ptr<engine>> engine::start(config::kport_config cfg,
       return std::move(j).err();
     jr = std::move(*j);
   }
-  p->inject = opts.inject_path.empty() ? find_inject_library()
-                                       : opts.inject_path;
+  p->inject =
+      opts.inject_path.empty() ? find_inject_library() : opts.inject_path;
   p->cfg = std::make_shared<const config::kport_config>(std::move(cfg));
   p->sys_cfg.add_message_types<caf::id_block::kport>();
-  auto threads = p->cfg->runtime.threads > 0
-                   ? p->cfg->runtime.threads
-                   : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+  auto threads =
+      p->cfg->runtime.threads > 0
+          ? p->cfg->runtime.threads
+          : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
   p->sys_cfg.set("scheduler.max-threads", threads);
   p->sys_cfg.set("logger.verbosity", caf::atom("quiet"));
   p->sys = std::make_unique<caf::actor_system>(p->sys_cfg);
@@ -177,20 +180,20 @@ result<std::unique_ptr<engine>> engine::start(config::kport_config cfg,
   p->backend = devices->front().backend;
   for (auto& d : *devices)
     p->devices.push_back(
-      p->sys->spawn<caf::detached>(gpu::device, d, p->inject));
-  p->pool = p->sys->spawn(
-    gpu::device_pool, p->devices,
-    static_cast<std::size_t>(
-      std::max(p->cfg->devices.queue_limit, p->cfg->runtime.max_jobs)),
-    p->cfg->devices.fault_limit);
+        p->sys->spawn<caf::detached>(gpu::device, d, p->inject));
+  p->pool =
+      p->sys->spawn(gpu::device_pool, p->devices,
+                    static_cast<std::size_t>(std::max(
+                        p->cfg->devices.queue_limit, p->cfg->runtime.max_jobs)),
+                    p->cfg->devices.fault_limit);
   auto env = std::make_shared<actors::job_environment>();
   env->cfg = p->cfg;
   env->pool = p->pool;
   env->agents = p->agents;
   env->inject_path = p->inject;
   env->runs_dir = p->cfg->runtime.runs_dir;
-  p->sup = p->sys->spawn(actors::supervisor, actors::job_environment_ptr{env},
-                         jr);
+  p->sup =
+      p->sys->spawn(actors::supervisor, actors::job_environment_ptr{env}, jr);
   return std::unique_ptr<engine>(new engine(std::move(p)));
 }
 
@@ -208,20 +211,20 @@ result<std::string> engine::submit(config::port_spec spec) {
     return stopped_error();
   caf::scoped_actor self{*impl_->sys};
   result<std::string> out = fail(error_code::internal, "no reply");
-  self
-    ->request(impl_->sup, caf::infinite, actors::submit_atom_v,
-              actors::job_request{
-                std::make_shared<const config::port_spec>(std::move(spec))})
-    .receive(
-      [&](actors::submit_reply& r) {
-        if (r.error.empty())
-          out = r.job;
-        else
-          out = fail(r.busy ? error_code::busy : error_code::internal, r.error);
-      },
-      [&](caf::error& e) {
-        out = fail(error_code::internal, impl_->sys->render(e));
-      });
+  self->request(impl_->sup, caf::infinite, actors::submit_atom_v,
+                actors::job_request{
+                    std::make_shared<const config::port_spec>(std::move(spec))})
+      .receive(
+          [&](actors::submit_reply& r) {
+            if (r.error.empty())
+              out = r.job;
+            else
+              out = fail(r.busy ? error_code::busy : error_code::internal,
+                         r.error);
+          },
+          [&](caf::error& e) {
+            out = fail(error_code::internal, impl_->sys->render(e));
+          });
   if (out) {
     std::lock_guard guard{impl_->mtx};
     impl_->jobs.insert(*out);
@@ -230,26 +233,26 @@ result<std::string> engine::submit(config::port_spec spec) {
 }
 
 result<job_result> engine::wait(const std::string& job,
-                                 std::chrono::milliseconds timeout) {
+                                std::chrono::milliseconds timeout) {
   if (!impl_->sys)
     return stopped_error();
   caf::scoped_actor self{*impl_->sys};
   result<job_result> out = fail(error_code::internal, "no reply");
-  self
-    ->request(impl_->sup, caf::duration{timeout}, actors::wait_atom_v, job)
-    .receive(
-      [&](actors::final_verdict_msg& m) {
-        if (m.bytes.empty())
-          out = fail(error_code::not_found, fmt::format("no job `{}`", job));
-        else
-          out = to_job_result(m.get());
-      },
-      [&](caf::error& e) {
-        out = fail(e == caf::sec::request_timeout ? error_code::cancelled
-                                                  : error_code::internal,
-                   fmt::format("waiting for `{}`: {}", job,
-                               impl_->sys->render(e)));
-      });
+  self->request(impl_->sup, caf::duration{timeout}, actors::wait_atom_v, job)
+      .receive(
+          [&](actors::final_verdict_msg& m) {
+            if (m.bytes.empty())
+              out =
+                  fail(error_code::not_found, fmt::format("no job `{}`", job));
+            else
+              out = to_job_result(m.get());
+          },
+          [&](caf::error& e) {
+            out = fail(e == caf::sec::request_timeout ? error_code::cancelled
+                                                      : error_code::internal,
+                       fmt::format("waiting for `{}`: {}", job,
+                                   impl_->sys->render(e)));
+          });
   return out;
 }
 
@@ -259,17 +262,17 @@ result<void> engine::cancel(const std::string& job) {
   caf::scoped_actor self{*impl_->sys};
   result<void> out = fail(error_code::internal, "no reply");
   self->request(impl_->sup, caf::infinite, actors::cancel_atom_v, job)
-    .receive(
-      [&](bool found) {
-        if (found)
-          out = {};
-        else
-          out = fail(error_code::not_found,
-                     fmt::format("no running job `{}`", job));
-      },
-      [&](caf::error& e) {
-        out = fail(error_code::internal, impl_->sys->render(e));
-      });
+      .receive(
+          [&](bool found) {
+            if (found)
+              out = {};
+            else
+              out = fail(error_code::not_found,
+                         fmt::format("no running job `{}`", job));
+          },
+          [&](caf::error& e) {
+            out = fail(error_code::internal, impl_->sys->render(e));
+          });
   return out;
 }
 
@@ -278,29 +281,29 @@ void engine::subscribe(std::function<void(const job_event&)> fn) {
     return; // a stopped engine has no events left to send
   auto sub = impl_->sys->spawn([fn](caf::event_based_actor*) -> caf::behavior {
     return {
-      [fn](const actors::job_state_msg& m) {
-        auto* js = m.get();
-        auto* t = js->last();
-        job_event e;
-        e.job = js->job()->str();
-        e.op = js->operator_()->str();
-        e.stage = t->stage()->str();
-        e.attempt = t->attempt();
-        e.verdict = t->verdict()->str();
-        e.next = t->next()->str();
-        e.reason = t->reason() ? t->reason()->str() : "";
-        fn(e);
-      },
-      [fn](const actors::final_verdict_msg& m) {
-        auto* v = m.get();
-        job_event e;
-        e.job = v->job()->str();
-        e.op = v->operator_()->str();
-        e.final = true;
-        e.next = msg::EnumNameFinalState(v->state());
-        e.reason = v->reason()->str();
-        fn(e);
-      },
+        [fn](const actors::job_state_msg& m) {
+          auto* js = m.get();
+          auto* t = js->last();
+          job_event e;
+          e.job = js->job()->str();
+          e.op = js->operator_()->str();
+          e.stage = t->stage()->str();
+          e.attempt = t->attempt();
+          e.verdict = t->verdict()->str();
+          e.next = t->next()->str();
+          e.reason = t->reason() ? t->reason()->str() : "";
+          fn(e);
+        },
+        [fn](const actors::final_verdict_msg& m) {
+          auto* v = m.get();
+          job_event e;
+          e.job = v->job()->str();
+          e.op = v->operator_()->str();
+          e.final = true;
+          e.next = msg::EnumNameFinalState(v->state());
+          e.reason = v->reason()->str();
+          fn(e);
+        },
     };
   });
   impl_->subscribers.push_back(sub);
@@ -329,14 +332,14 @@ std::vector<device_summary> engine::devices() {
     return out;
   caf::scoped_actor self{*impl_->sys};
   self->request(impl_->pool, std::chrono::seconds{10}, actors::status_atom_v)
-    .receive(
-      [&](std::vector<actors::device_status>& all) {
-        for (auto& d : all)
-          out.push_back({d.name, d.backend, d.uuid, d.runs,
-                         static_cast<double>(d.busy_ns) / 1e9, d.drained,
-                         d.drain_reason});
-      },
-      [&](caf::error&) {});
+      .receive(
+          [&](std::vector<actors::device_status>& all) {
+            for (auto& d : all)
+              out.push_back({d.name, d.backend, d.uuid, d.runs,
+                             static_cast<double>(d.busy_ns) / 1e9, d.drained,
+                             d.drain_reason});
+          },
+          [&](caf::error&) {});
   return out;
 }
 
@@ -350,9 +353,9 @@ void engine::stop() {
     jobs = impl_->jobs;
   }
   for (auto& j : jobs)
-    (void) cancel(j);
+    (void)cancel(j);
   for (auto& j : jobs)
-    (void) wait(j, std::chrono::seconds{30});
+    (void)wait(j, std::chrono::seconds{30});
   auto reason = caf::exit_reason::user_shutdown;
   caf::anon_send_exit(impl_->sup, reason);
   caf::anon_send_exit(impl_->pool, reason);

@@ -18,7 +18,7 @@ namespace kport::runtime {
 struct job_event {
   std::string job;
   std::string op;
-  bool final = false;   ///< the job ended; `next` is its final state
+  bool final = false; ///< the job ended; `next` is its final state
   std::string stage;
   int attempt = 0;
   std::string verdict;
@@ -30,7 +30,7 @@ struct job_event {
 struct job_result {
   std::string job;
   std::string op;
-  std::string state;  ///< ACCEPTED, REJECTED, BLOCKED, CANCELLED
+  std::string state; ///< ACCEPTED, REJECTED, BLOCKED, CANCELLED
   std::string reason;
   std::map<std::string, int> attempts;
   int repair_cycles = 0;
@@ -70,8 +70,8 @@ struct runtime_options {
 class engine {
 public:
   /// Starts the actor system, the device pool and the supervisor.
-  static result<std::unique_ptr<engine>>
-  start(config::kport_config cfg, runtime_options opts = {});
+  static result<std::unique_ptr<engine>> start(config::kport_config cfg,
+                                               runtime_options opts = {});
 
   ~engine();
   engine(const engine&) = delete;
@@ -81,9 +81,9 @@ public:
   result<std::string> submit(config::port_spec spec);
 
   /// Waits until the job ends, or the timeout passes (error cancelled).
-  result<job_result> wait(const std::string& job,
-                          std::chrono::milliseconds timeout =
-                            std::chrono::hours{24 * 365});
+  result<job_result>
+  wait(const std::string& job,
+       std::chrono::milliseconds timeout = std::chrono::hours{24 * 365});
 
   /// Cancels a queued or running job; kills its running agent or process.
   result<void> cancel(const std::string& job);

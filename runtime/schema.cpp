@@ -54,9 +54,9 @@ public:
     }
     auto* s = find_schema(name);
     if (!s)
-      return fail(error_code::not_found,
-                  fmt::format("no schema `{}`; known: {}", name,
-                              known_schemas()));
+      return fail(
+          error_code::not_found,
+          fmt::format("no schema `{}`; known: {}", name, known_schemas()));
     flatbuffers::IDLOptions opts;
     opts.strict_json = true;
     opts.output_default_scalars_in_json = true;
@@ -70,7 +70,8 @@ public:
     return p;
   }
 
-  void give_back(std::string_view name, std::unique_ptr<flatbuffers::Parser> p) {
+  void give_back(std::string_view name,
+                 std::unique_ptr<flatbuffers::Parser> p) {
     p->error_.clear();
     std::lock_guard guard{mtx_};
     free_[std::string{name}].push_back(std::move(p));
@@ -78,7 +79,8 @@ public:
 
 private:
   std::mutex mtx_;
-  std::map<std::string, std::vector<std::unique_ptr<flatbuffers::Parser>>> free_;
+  std::map<std::string, std::vector<std::unique_ptr<flatbuffers::Parser>>>
+      free_;
 };
 
 parser_pool& pool() {
@@ -105,7 +107,8 @@ public:
 
 private:
   parser_lease(std::string name, std::unique_ptr<flatbuffers::Parser> p)
-    : name_(std::move(name)), p_(std::move(p)) {}
+      : name_(std::move(name))
+      , p_(std::move(p)) {}
   std::string name_;
   std::unique_ptr<flatbuffers::Parser> p_;
 };
@@ -119,7 +122,8 @@ std::string enum_names(const flatbuffers::EnumDef& e) {
 }
 
 bool is_enum_scalar(const flatbuffers::Type& t) {
-  return t.enum_def && !t.enum_def->is_union && flatbuffers::IsScalar(t.base_type);
+  return t.enum_def && !t.enum_def->is_union &&
+         flatbuffers::IsScalar(t.base_type);
 }
 
 /// Walks the schema-less parse of the JSON beside the schema: catches what
@@ -205,12 +209,12 @@ result<std::string> artifact_from_json(std::string_view schema,
   if (!parser.ParseJson(text.c_str(), source.c_str())) {
     auto msg = parser.error_;
     parser.error_.clear();
-    return fail(error_code::schema, fmt::format("{} (schema `{}`)", msg,
-                                                schema));
+    return fail(error_code::schema,
+                fmt::format("{} (schema `{}`)", msg, schema));
   }
   std::string binary{
-    reinterpret_cast<const char*>(parser.builder_.GetBufferPointer()),
-    parser.builder_.GetSize()};
+      reinterpret_cast<const char*>(parser.builder_.GetBufferPointer()),
+      parser.builder_.GetSize()};
   flexbuffers::Builder flex;
   if (!parser.ParseFlexBuffer(text.c_str(), source.c_str(), &flex)) {
     auto msg = parser.error_;

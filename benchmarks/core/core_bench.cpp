@@ -32,35 +32,35 @@ void actor_round_trip(benchmark::State& state) {
   });
   // The pinger runs a batch of round trips and answers when it is done, so
   // the blocking wake-up of the benchmark thread is paid once per batch.
-  auto pinger = sys.spawn([echo, m](caf::event_based_actor* self)
-                            -> caf::behavior {
-    return {[=](int n) -> caf::result<int> {
-      auto rp = self->make_response_promise<int>();
-      auto left = std::make_shared<int>(n);
-      auto step = std::make_shared<std::function<void()>>();
-      *step = [=]() mutable {
-        self->request(echo, caf::infinite, m)
-          .then([=](const actors::stage_outcome_msg&) mutable {
-            if (--*left == 0)
-              rp.deliver(n);
-            else
-              (*step)();
-          });
-      };
-      (*step)();
-      return rp;
-    }};
-  });
+  auto pinger =
+      sys.spawn([echo, m](caf::event_based_actor* self) -> caf::behavior {
+        return {[=](int n) -> caf::result<int> {
+          auto rp = self->make_response_promise<int>();
+          auto left = std::make_shared<int>(n);
+          auto step = std::make_shared<std::function<void()>>();
+          *step = [=]() mutable {
+            self->request(echo, caf::infinite, m)
+                .then([=](const actors::stage_outcome_msg&) mutable {
+                  if (--*left == 0)
+                    rp.deliver(n);
+                  else
+                    (*step)();
+                });
+          };
+          (*step)();
+          return rp;
+        }};
+      });
   caf::scoped_actor self{sys};
   constexpr int batch = 10000;
   for (auto _ : state) {
     self->request(pinger, caf::infinite, batch)
-      .receive([](int) {}, [](caf::error&) {});
+        .receive([](int) {}, [](caf::error&) {});
   }
   state.SetItemsProcessed(state.iterations() * batch);
   state.counters["ns_per_round_trip"] = benchmark::Counter(
-    static_cast<double>(state.iterations() * batch),
-    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+      static_cast<double>(state.iterations() * batch),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   caf::anon_send_exit(pinger, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(echo, caf::exit_reason::user_shutdown);
 }
@@ -81,10 +81,10 @@ std::string chain_pipeline(int n) {
   std::string t = "[runtime]\nlog_level = \"error\"\n[pipeline]\nreplace = "
                   "true\nfirst = \"s1\"\n";
   for (int i = 1; i <= n; ++i)
-    t += fmt::format("[pipeline.stages.s{}]\nschema = \"translate\"\nroutes = "
-                     "{{ COMPILED = \"{}\" }}\n",
-                     i, i == n ? std::string{"ACCEPTED"}
-                               : fmt::format("s{}", i + 1));
+    t += fmt::format(
+        "[pipeline.stages.s{}]\nschema = \"translate\"\nroutes = "
+        "{{ COMPILED = \"{}\" }}\n",
+        i, i == n ? std::string{"ACCEPTED"} : fmt::format("s{}", i + 1));
   return t;
 }
 
@@ -126,19 +126,19 @@ void stage_transition(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * stages);
   state.counters["s_per_transition"] = benchmark::Counter(
-    static_cast<double>(state.iterations() * stages),
-    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+      static_cast<double>(state.iterations() * stages),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   (*engine)->stop();
 }
 // Args: runtime.fsync (1: durable artifact writes, the default; 0: renames
 // only), and where the runs folder is (0: the temp folder's disk, 1: tmpfs).
 BENCHMARK(stage_transition)
-  ->ArgNames({"fsync", "tmpfs"})
-  ->Args({1, 0})
-  ->Args({0, 0})
-  ->Args({0, 1})
-  ->UseRealTime()
-  ->Unit(benchmark::kMillisecond);
+    ->ArgNames({"fsync", "tmpfs"})
+    ->Args({1, 0})
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 /// The decision alone: routing an outcome through the default table.
 void route_decision(benchmark::State& state) {
@@ -155,7 +155,7 @@ BENCHMARK(route_decision);
 void thousand_jobs(benchmark::State& state) {
   auto dir = bench_dir("thousand");
   auto cfg = config::load_config_text(
-    chain_pipeline(2) + "\n[runtime]\nmax_jobs = 64\n", "bench.toml");
+      chain_pipeline(2) + "\n[runtime]\nmax_jobs = 64\n", "bench.toml");
   if (!cfg) {
     state.SkipWithError(cfg.err().message.c_str());
     return;
@@ -177,11 +177,15 @@ void thousand_jobs(benchmark::State& state) {
   }
   rusage ru{};
   ::getrusage(RUSAGE_SELF, &ru);
-  state.counters["jobs_per_s"] = benchmark::Counter(
-    static_cast<double>(state.iterations() * 1000), benchmark::Counter::kIsRate);
+  state.counters["jobs_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * 1000),
+                         benchmark::Counter::kIsRate);
   state.counters["peak_rss_mib"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
-BENCHMARK(thousand_jobs)->UseRealTime()->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(thousand_jobs)
+    ->UseRealTime()
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 
 } // namespace
 

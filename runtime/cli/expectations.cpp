@@ -59,8 +59,8 @@ std::vector<std::string> compare(const job_expectation& want,
     auto i = got.attempts.find(stage);
     int have = i == got.attempts.end() ? 0 : i->second;
     if (have != n)
-      out.push_back(fmt::format("{} ran {} times (expected {})", stage, have,
-                                n));
+      out.push_back(
+          fmt::format("{} ran {} times (expected {})", stage, have, n));
   }
   if (!want.path.empty() && want.path != got.path) {
     std::string have, expected;

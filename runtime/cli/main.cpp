@@ -4,8 +4,8 @@
 #include "gates/structure_gate.hpp"
 #include "gpu/cuda_probe.hpp"
 #include "gpu/ir/diff.hpp"
-#include "runtime/cli/json_writer.hpp"
 #include "runtime/atomic_file.hpp"
+#include "runtime/cli/json_writer.hpp"
 #include "runtime/cli/run_command.hpp"
 #include "runtime/schema.hpp"
 
@@ -66,24 +66,23 @@ int list_devices(const std::vector<std::string>& files, bool json) {
     return 2;
   }
   auto found = kport::gpu::discover_cuda_devices();
-  auto backend = cfg->devices.backend == "auto"
-                   ? (found ? "cuda" : "host")
-                   : cfg->devices.backend;
+  auto backend = cfg->devices.backend == "auto" ? (found ? "cuda" : "host")
+                                                : cfg->devices.backend;
   if (json) {
-    std::string out = fmt::format("{{\"backend\": {}, \"host_slots\": {}, ",
-                                  kport::cli::json_quote(backend),
-                                  cfg->devices.host_slots);
+    std::string out =
+        fmt::format("{{\"backend\": {}, \"host_slots\": {}, ",
+                    kport::cli::json_quote(backend), cfg->devices.host_slots);
     out += "\"cuda\": [";
     if (found)
       for (std::size_t i = 0; i < found->size(); ++i) {
         auto& d = (*found)[i];
-        out += fmt::format(
-          "{}{{\"index\": {}, \"uuid\": {}, \"name\": {}, "
-          "\"sm_clock_mhz\": {}, \"max_sm_clock_mhz\": {}, "
-          "\"memory_bytes\": {}}}",
-          i ? ", " : "", d.index, kport::cli::json_quote(d.uuid),
-          kport::cli::json_quote(d.name), d.sm_clock_mhz, d.max_sm_clock_mhz,
-          d.memory_bytes);
+        out +=
+            fmt::format("{}{{\"index\": {}, \"uuid\": {}, \"name\": {}, "
+                        "\"sm_clock_mhz\": {}, \"max_sm_clock_mhz\": {}, "
+                        "\"memory_bytes\": {}}}",
+                        i ? ", " : "", d.index, kport::cli::json_quote(d.uuid),
+                        kport::cli::json_quote(d.name), d.sm_clock_mhz,
+                        d.max_sm_clock_mhz, d.memory_bytes);
       }
     out += fmt::format("], \"cuda_error\": {}}}\n",
                        found ? "null"
@@ -98,8 +97,8 @@ int list_devices(const std::vector<std::string>& files, bool json) {
                 cfg->devices.host_slots == 1 ? "" : "s");
     return 0;
   }
-  std::printf("%-5s %-40s %-28s %10s %12s\n", "index", "uuid", "name",
-              "sm_mhz", "memory_gib");
+  std::printf("%-5s %-40s %-28s %10s %12s\n", "index", "uuid", "name", "sm_mhz",
+              "memory_gib");
   for (auto& d : *found)
     std::printf("%-5d %-40s %-28s %5u/%-4u %12.1f\n", d.index, d.uuid.c_str(),
                 d.name.c_str(), d.sm_clock_mhz, d.max_sm_clock_mhz,
@@ -131,12 +130,12 @@ int ir_diff(const std::string& a, const std::string& b, std::string policy,
   auto text = json ? report->to_json() : report->to_text();
   std::fwrite(text.data(), 1, text.size(), stdout);
   switch (report->overall) {
-    case kport::ir::verdict::pass:
-      return 0;
-    case kport::ir::verdict::pass_with_notes:
-      return 2;
-    case kport::ir::verdict::fail:
-      return 1;
+  case kport::ir::verdict::pass:
+    return 0;
+  case kport::ir::verdict::pass_with_notes:
+    return 2;
+  case kport::ir::verdict::fail:
+    return 1;
   }
   return 1;
 }
@@ -153,61 +152,67 @@ int main(int argc, char** argv) {
   kport::cli::run_options run;
   auto* run_cmd = app.add_subcommand("run", "Run port jobs, all at once");
   run_cmd->add_option("specs", run.specs, "Port spec files (TOML)")
-    ->required()
-    ->check(CLI::ExistingFile);
+      ->required()
+      ->check(CLI::ExistingFile);
   run_cmd->add_option("--runs-dir", run.runs_dir,
                       "Where evidence bundles go (default: runtime.runs_dir)");
   run_cmd->add_option("--jobs", run.jobs, "Jobs running at once")
-    ->check(CLI::PositiveNumber);
-  run_cmd->add_flag("--json", run.json, "Print one JSON object with a jobs array");
-  run_cmd->add_option("--expect", run.expect,
-                      "Expected final states (TOML [[job]] tables): exit 0 "
-                      "only when every job ends as recorded")
-    ->check(CLI::ExistingFile);
-  run_cmd->add_option("--config", run.configs,
-                      "Config files merged over the defaults, in order")
-    ->check(CLI::ExistingFile);
+      ->check(CLI::PositiveNumber);
+  run_cmd->add_flag("--json", run.json,
+                    "Print one JSON object with a jobs array");
+  run_cmd
+      ->add_option("--expect", run.expect,
+                   "Expected final states (TOML [[job]] tables): exit 0 "
+                   "only when every job ends as recorded")
+      ->check(CLI::ExistingFile);
+  run_cmd
+      ->add_option("--config", run.configs,
+                   "Config files merged over the defaults, in order")
+      ->check(CLI::ExistingFile);
   run_cmd->footer("Exit status: 0 when every job is ACCEPTED (with --expect: "
                   "when every job ends as expected), 1 when not, 2 for usage "
                   "or config errors.");
 
   auto* schema_cmd = app.add_subcommand(
-    "schema", "Print or check the artifact schemas agents write");
+      "schema", "Print or check the artifact schemas agents write");
   schema_cmd->require_subcommand(1);
   std::string schema_name, schema_file;
   auto* print_cmd = schema_cmd->add_subcommand(
-    "print", "Print the schema an agent of STAGE must write");
+      "print", "Print the schema an agent of STAGE must write");
   print_cmd->add_option("stage", schema_name, "Stage or schema name")
-    ->required();
+      ->required();
   auto* check_cmd = schema_cmd->add_subcommand(
-    "check", "Validate FILE against STAGE's schema (exit 0 valid, 1 invalid)");
+      "check",
+      "Validate FILE against STAGE's schema (exit 0 valid, 1 invalid)");
   check_cmd->add_option("stage", schema_name, "Stage or schema name")
-    ->required();
+      ->required();
   check_cmd->add_option("file", schema_file, "The JSON artifact")->required();
   auto* list_cmd = schema_cmd->add_subcommand("list", "List the schemas");
 
   std::vector<std::string> config_files;
   auto* config_cmd = app.add_subcommand(
-    "config", "Print the merged configuration (defaults and --config files)");
-  config_cmd->add_option("--config", config_files,
-                         "Config files merged over the defaults, in order")
-    ->check(CLI::ExistingFile);
+      "config", "Print the merged configuration (defaults and --config files)");
+  config_cmd
+      ->add_option("--config", config_files,
+                   "Config files merged over the defaults, in order")
+      ->check(CLI::ExistingFile);
 
   bool devices_json = false;
   std::vector<std::string> devices_config;
   auto* devices_cmd = app.add_subcommand(
-    "devices", "List the devices kport would measure on (CUDA GPUs or host "
-               "slots)");
+      "devices", "List the devices kport would measure on (CUDA GPUs or host "
+                 "slots)");
   devices_cmd->add_flag("--json", devices_json, "Print JSON");
-  devices_cmd->add_option("--config", devices_config,
-                          "Config files merged over the defaults")
-    ->check(CLI::ExistingFile);
+  devices_cmd
+      ->add_option("--config", devices_config,
+                   "Config files merged over the defaults")
+      ->check(CLI::ExistingFile);
 
   std::string ir_a, ir_b, ir_policy;
   bool ir_json = false;
   auto* ir_cmd = app.add_subcommand(
-    "ir-diff", "Compare two IR files (MLIR: Tile IR, Triton; or PTX) "
-               "structurally");
+      "ir-diff", "Compare two IR files (MLIR: Tile IR, Triton; or PTX) "
+                 "structurally");
   ir_cmd->add_option("a", ir_a, "Reference IR")->required();
   ir_cmd->add_option("b", ir_b, "Candidate IR")->required();
   ir_cmd->add_option("--policy", ir_policy,

@@ -17,8 +17,8 @@ namespace {
 /// The stages in the order a job meets them, for the attempts column.
 const std::vector<std::string>& stage_order() {
   static const std::vector<std::string> order{
-    "analyze",     "translate",   "integrate",   "structure",
-    "correctness", "performance", "diagnose_ir", "diagnose_perf"};
+      "analyze",     "translate",   "integrate",   "structure",
+      "correctness", "performance", "diagnose_ir", "diagnose_perf"};
   return order;
 }
 
@@ -106,17 +106,17 @@ std::string summary_json(const std::vector<runtime::job_result>& results) {
     }
     attempts += "}";
     out += fmt::format(
-      "{}\n  {{\"job\": {}, \"operator\": {}, \"state\": {}, \"reason\": {}, "
-      "\"attempts\": {}, \"repair_cycles\": {}, \"geomean\": {}, "
-      "\"floor\": {}, \"configs\": {}, \"tests_executed\": {}, "
-      "\"tests_failed\": {}, \"efficiency\": {:.4f}, \"evidence\": {}, "
-      "\"wall_s\": {:.3f}}}",
-      first ? "" : ",", json_quote(r.job), json_quote(r.op),
-      json_quote(r.state), json_quote(r.reason), attempts, r.repair_cycles,
-      r.has_geomean ? fmt::format("{:.6f}", r.geomean) : "null",
-      r.has_geomean ? fmt::format("{:.6f}", r.floor) : "null", r.configs,
-      r.tests_executed, r.tests_failed, r.efficiency, json_quote(r.evidence),
-      r.wall_s);
+        "{}\n  {{\"job\": {}, \"operator\": {}, \"state\": {}, \"reason\": {}, "
+        "\"attempts\": {}, \"repair_cycles\": {}, \"geomean\": {}, "
+        "\"floor\": {}, \"configs\": {}, \"tests_executed\": {}, "
+        "\"tests_failed\": {}, \"efficiency\": {:.4f}, \"evidence\": {}, "
+        "\"wall_s\": {:.3f}}}",
+        first ? "" : ",", json_quote(r.job), json_quote(r.op),
+        json_quote(r.state), json_quote(r.reason), attempts, r.repair_cycles,
+        r.has_geomean ? fmt::format("{:.6f}", r.geomean) : "null",
+        r.has_geomean ? fmt::format("{:.6f}", r.floor) : "null", r.configs,
+        r.tests_executed, r.tests_failed, r.efficiency, json_quote(r.evidence),
+        r.wall_s);
     first = false;
   }
   return out + "\n]}\n";
@@ -205,11 +205,13 @@ int run_command(const run_options& opts) {
   int mismatches = 0;
   for (std::size_t i = 0; i < results.size(); ++i)
     for (auto& d : compare(*wants[i], results[i])) {
-      std::fprintf(stderr, "kport: %s: %s\n", results[i].job.c_str(), d.c_str());
+      std::fprintf(stderr, "kport: %s: %s\n", results[i].job.c_str(),
+                   d.c_str());
       ++mismatches;
     }
   std::fprintf(stderr, "kport: %zu jobs, %s\n", results.size(),
-               mismatches ? "some did not end as expected" : "every job ended as expected");
+               mismatches ? "some did not end as expected"
+                          : "every job ended as expected");
   return mismatches ? 1 : 0;
 }
 

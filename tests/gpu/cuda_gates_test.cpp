@@ -8,8 +8,8 @@
 #include "runtime/runtime.hpp"
 
 #include <cstdlib>
-#include <fmt/format.h>
 #include <filesystem>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace kport {
@@ -24,7 +24,7 @@ std::string from_env(const char* var, const char* fallback) {
 
 const std::string probe = from_env("KPORT_TEST_GATE_PROBE", KPORT_GATE_PROBE);
 const std::string inject =
-  from_env("KPORT_TEST_INJECT_LIBRARY", KPORT_INJECT_LIBRARY);
+    from_env("KPORT_TEST_INJECT_LIBRARY", KPORT_INJECT_LIBRARY);
 
 class cuda_gates : public ::testing::Test {
 protected:
@@ -32,14 +32,14 @@ protected:
     auto devices = gpu::discover_cuda_devices();
     if (!devices)
       GTEST_SKIP() << "no CUDA device: " << devices.err().message;
-    dir_ = fs::temp_directory_path() /
-           ("kport_cuda_gates_" +
-            std::string{
-              ::testing::UnitTest::GetInstance()->current_test_info()->name()});
+    dir_ =
+        fs::temp_directory_path() /
+        ("kport_cuda_gates_" +
+         std::string{
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()});
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "reference");
-    auto cfg = config::load_config_text(
-      fmt::format(R"(
+    auto cfg = config::load_config_text(fmt::format(R"(
 [runtime]
 runs_dir = "{}"
 log_level = "warn"
@@ -59,8 +59,8 @@ kind = "gate"
 max_attempts = 1
 routes = {{ DONE = "ACCEPTED", "*" = "REJECTED" }}
 )",
-                  (dir_ / "runs").string()),
-      "cuda_gates.toml");
+                                                    (dir_ / "runs").string()),
+                                        "cuda_gates.toml");
     ASSERT_TRUE(cfg) << cfg.err().message;
     cfg_ = *cfg;
     auto e = runtime::engine::start(cfg_, {inject});
@@ -71,8 +71,8 @@ routes = {{ DONE = "ACCEPTED", "*" = "REJECTED" }}
 
   runtime::job_result run(const std::string& test_mode,
                           const std::string& cand_cycles = "100000") {
-    auto spec = config::parse_port_spec(
-      fmt::format(R"(operator = "probe"
+    auto spec =
+        config::parse_port_spec(fmt::format(R"(operator = "probe"
 [reference]
 dir = "reference"
 bench = ["{0}", "bench", "200000"]
@@ -84,8 +84,8 @@ kernels = ["*candidate*"]
 [perf]
 rounds = 2
 )",
-                  probe, test_mode, cand_cycles),
-      "probe.toml", dir_.string(), cfg_);
+                                            probe, test_mode, cand_cycles),
+                                "probe.toml", dir_.string(), cfg_);
     EXPECT_TRUE(spec) << spec.err().message;
     auto job = engine_->submit(*spec);
     EXPECT_TRUE(job) << job.err().message;
@@ -108,7 +108,7 @@ TEST_F(cuda_gates, honest_port_is_accepted_with_cupti_device_time) {
   auto text = runtime::read_file(r.evidence + "/verdict.json");
   ASSERT_TRUE(text);
   EXPECT_NE(text->find("candidate_kernel"), std::string::npos)
-    << "the proof names the candidate kernel";
+      << "the proof names the candidate kernel";
 }
 
 TEST_F(cuda_gates, fallback_to_reference_kernels_is_caught) {
@@ -120,7 +120,7 @@ TEST_F(cuda_gates, fallback_to_reference_kernels_is_caught) {
   ASSERT_TRUE(text);
   EXPECT_NE(text->find("fallback: only reference kernels ran"),
             std::string::npos)
-    << *text;
+      << *text;
 }
 
 TEST_F(cuda_gates, illegal_address_fails_the_gate_and_the_device_serves_on) {

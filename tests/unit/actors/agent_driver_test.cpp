@@ -13,11 +13,11 @@ namespace fs = std::filesystem;
 class agent_driver_test : public ::testing::Test {
 protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("kport_driver_" +
-             std::string{::testing::UnitTest::GetInstance()
-                           ->current_test_info()
-                           ->name()});
+    root_ =
+        fs::temp_directory_path() /
+        ("kport_driver_" +
+         std::string{
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()});
     fs::remove_all(root_);
     fs::create_directories(root_ / "attempt");
     fs::create_directories(root_ / "ws");
@@ -37,11 +37,11 @@ protected:
   void record(int attempt, const std::string& result,
               const std::string& file = "", const std::string& text = "") {
     auto dir = root_ / "rec" / "translate" / std::to_string(attempt);
-    ASSERT_TRUE(runtime::write_file_atomic((dir / "result.json").string(),
-                                           result));
+    ASSERT_TRUE(
+        runtime::write_file_atomic((dir / "result.json").string(), result));
     if (!file.empty())
       ASSERT_TRUE(
-        runtime::write_file_atomic((dir / "files" / file).string(), text));
+          runtime::write_file_atomic((dir / "files" / file).string(), text));
   }
 
   fs::path root_;
@@ -81,14 +81,15 @@ TEST_F(agent_driver_test, replay_without_a_recording_is_an_agent_error) {
 
 TEST_F(agent_driver_test, exec_gets_the_documented_environment) {
   agent_.driver = "exec";
-  agent_.command = {"/bin/sh", "-c",
-                    "printf '%s|%s|%s|%s|%s|%s' \"$KPORT_JOB\" "
-                    "\"$KPORT_STAGE\" \"$KPORT_ATTEMPT\" \"$KPORT_TASK\" "
-                    "\"$KPORT_WORKSPACE\" \"$KPORT_SCHEMA\" > \"$KPORT_RESULT\""};
+  agent_.command = {
+      "/bin/sh", "-c",
+      "printf '%s|%s|%s|%s|%s|%s' \"$KPORT_JOB\" "
+      "\"$KPORT_STAGE\" \"$KPORT_ATTEMPT\" \"$KPORT_TASK\" "
+      "\"$KPORT_WORKSPACE\" \"$KPORT_SCHEMA\" > \"$KPORT_RESULT\""};
   ASSERT_TRUE(run_agent(inv_, registry_));
   EXPECT_EQ(*runtime::read_file(inv_.result_path),
             "j|translate|1|" + inv_.task_path + "|" + inv_.workspace + "|" +
-              inv_.schema_path);
+                inv_.schema_path);
 }
 
 TEST_F(agent_driver_test, exec_nonzero_exit_is_an_agent_error_with_the_log) {

@@ -24,18 +24,20 @@ translate = 1
   auto e = load_expectations(path);
   ASSERT_TRUE(e) << e.err().message;
   ASSERT_EQ(e->size(), 1u);
-  EXPECT_EQ((*e)[0].spec, fs::weakly_canonical(dir / "saxpy/port.toml").string());
+  EXPECT_EQ((*e)[0].spec,
+            fs::weakly_canonical(dir / "saxpy/port.toml").string());
   EXPECT_EQ((*e)[0].attempts.at("translate"), 1);
 }
 
 TEST(expectations, unknown_key_in_a_job_is_refused) {
   auto path = (fs::temp_directory_path() / "kport_expect_bad.toml").string();
   ASSERT_TRUE(runtime::write_file_atomic(
-    path, "[[job]]\nspec = \"a.toml\"\nstate = \"ACCEPTED\"\nstat = \"x\"\n"));
+      path,
+      "[[job]]\nspec = \"a.toml\"\nstate = \"ACCEPTED\"\nstat = \"x\"\n"));
   auto e = load_expectations(path);
   ASSERT_FALSE(e);
   EXPECT_NE(e.err().message.find("job.stat"), std::string::npos)
-    << e.err().message;
+      << e.err().message;
 }
 
 TEST(expectations, every_difference_is_named) {

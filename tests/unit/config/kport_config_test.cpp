@@ -12,13 +12,12 @@ TEST(kport_config, defaults_load_with_the_design_pipeline) {
   EXPECT_DOUBLE_EQ(cfg->perf.floor, 0.95);
   EXPECT_EQ(cfg->perf.rounds, 4);
   for (auto* s : {"analyze", "translate", "integrate", "structure",
-                  "correctness", "performance", "diagnose_ir",
-                  "diagnose_perf"})
+                  "correctness", "performance", "diagnose_ir", "diagnose_perf"})
     EXPECT_NE(cfg->pipeline.find(s), nullptr) << s;
   EXPECT_NE(cfg->merged_toml.find("[pipeline.stages.translate]"),
             std::string::npos);
   EXPECT_NE(cfg->merged_toml.find("floor = 0.95"), std::string::npos)
-    << cfg->merged_toml;
+      << cfg->merged_toml;
 }
 
 TEST(kport_config, user_values_override_defaults) {
@@ -35,20 +34,20 @@ TEST(kport_config, unknown_key_names_file_line_and_key) {
   ASSERT_FALSE(cfg);
   EXPECT_EQ(cfg.err().code, error_code::config);
   EXPECT_NE(cfg.err().message.find("user.toml:3"), std::string::npos)
-    << cfg.err().message;
+      << cfg.err().message;
   EXPECT_NE(cfg.err().message.find("runtime.max_job"), std::string::npos)
-    << cfg.err().message;
+      << cfg.err().message;
 }
 
 TEST(kport_config, wrong_type_names_file_line_and_key) {
   auto cfg = load_config_text("[perf]\nrounds = \"four\"\n", "user.toml");
   ASSERT_FALSE(cfg);
   EXPECT_NE(cfg.err().message.find("user.toml:2"), std::string::npos)
-    << cfg.err().message;
+      << cfg.err().message;
   EXPECT_NE(cfg.err().message.find("perf.rounds"), std::string::npos)
-    << cfg.err().message;
+      << cfg.err().message;
   EXPECT_NE(cfg.err().message.find("integer"), std::string::npos)
-    << cfg.err().message;
+      << cfg.err().message;
 }
 
 TEST(kport_config, syntax_error_names_line_and_column) {
@@ -56,7 +55,7 @@ TEST(kport_config, syntax_error_names_line_and_column) {
   ASSERT_FALSE(cfg);
   EXPECT_EQ(exit_status(cfg.err()), 2);
   EXPECT_NE(cfg.err().message.find("user.toml:1:"), std::string::npos)
-    << cfg.err().message;
+      << cfg.err().message;
 }
 
 TEST(kport_config, replace_swaps_the_whole_pipeline) {

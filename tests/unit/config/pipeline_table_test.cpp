@@ -6,9 +6,8 @@ namespace kport::config {
 namespace {
 
 result<kport_config> with_pipeline(const std::string& stages) {
-  return load_config_text("[pipeline]\nreplace = true\nfirst = \"translate\"\n" +
-                            stages,
-                          "p.toml");
+  return load_config_text(
+      "[pipeline]\nreplace = true\nfirst = \"translate\"\n" + stages, "p.toml");
 }
 
 TEST(pipeline_table, route_to_unknown_stage_is_an_error) {
@@ -18,9 +17,9 @@ routes = { COMPILED = "integrat" }
 )");
   ASSERT_FALSE(cfg);
   EXPECT_NE(cfg.err().message.find("integrat"), std::string::npos)
-    << cfg.err().message;
+      << cfg.err().message;
   EXPECT_NE(cfg.err().message.find("p.toml:"), std::string::npos)
-    << cfg.err().message;
+      << cfg.err().message;
 }
 
 TEST(pipeline_table, route_key_that_is_not_a_verdict_is_an_error) {
@@ -30,9 +29,9 @@ routes = { COMPILD = "ACCEPTED" }
 )");
   ASSERT_FALSE(cfg);
   EXPECT_NE(cfg.err().message.find("COMPILD"), std::string::npos)
-    << cfg.err().message;
+      << cfg.err().message;
   EXPECT_NE(cfg.err().message.find("COMPILED"), std::string::npos)
-    << "the message should list the stage's verdicts: " << cfg.err().message;
+      << "the message should list the stage's verdicts: " << cfg.err().message;
 }
 
 TEST(pipeline_table, cap_below_one_is_an_error) {
@@ -43,7 +42,7 @@ routes = { COMPILED = "ACCEPTED" }
 )");
   ASSERT_FALSE(cfg);
   EXPECT_NE(cfg.err().message.find("max_attempts"), std::string::npos)
-    << cfg.err().message;
+      << cfg.err().message;
 }
 
 TEST(pipeline_table, first_must_name_a_stage) {
@@ -57,7 +56,7 @@ routes = { PASS = "ACCEPTED" }
                               "p.toml");
   ASSERT_FALSE(cfg);
   EXPECT_NE(cfg.err().message.find("analyse"), std::string::npos)
-    << cfg.err().message;
+      << cfg.err().message;
 }
 
 TEST(pipeline_table, gate_stages_take_their_gate_verdicts) {
@@ -66,8 +65,8 @@ TEST(pipeline_table, gate_stages_take_their_gate_verdicts) {
   auto* c = cfg->pipeline.find("correctness");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->kind, stage_kind::gate);
-  EXPECT_EQ(c->verdicts, (std::vector<std::string>{"ALL_PASS", "FAIL",
-                                                   "BLOCKED"}));
+  EXPECT_EQ(c->verdicts,
+            (std::vector<std::string>{"ALL_PASS", "FAIL", "BLOCKED"}));
   auto* t = cfg->pipeline.find("translate");
   EXPECT_EQ(t->verdicts, (std::vector<std::string>{"COMPILED", "FAIL_COMPILE",
                                                    "FAIL_FIXABLE", "BLOCKED"}));

@@ -76,7 +76,7 @@ test = "./test"
   ASSERT_FALSE(s);
   EXPECT_EQ(s.err().code, error_code::config);
   EXPECT_NE(s.err().message.find("spec.toml:5"), std::string::npos)
-    << s.err().message;
+      << s.err().message;
   EXPECT_NE(s.err().message.find("target.test"), std::string::npos);
   EXPECT_NE(s.err().message.find("list of strings"), std::string::npos);
 }
@@ -109,7 +109,7 @@ driver = "exec"
 )");
   ASSERT_FALSE(s);
   EXPECT_NE(s.err().message.find("command"), std::string::npos)
-    << s.err().message;
+      << s.err().message;
 }
 
 TEST_F(port_spec_test, agent_table_for_a_gate_is_an_error) {
@@ -117,7 +117,7 @@ TEST_F(port_spec_test, agent_table_for_a_gate_is_an_error) {
                                         "\"exec\"\n");
   ASSERT_FALSE(s);
   EXPECT_NE(s.err().message.find("agents.correctness"), std::string::npos)
-    << s.err().message;
+      << s.err().message;
 }
 
 TEST_F(port_spec_test, unknown_key_is_refused) {

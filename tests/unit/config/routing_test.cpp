@@ -19,9 +19,9 @@ protected:
   route step(const std::string& stage, const std::string& verdict,
              const std::string& qualifier = "") {
     progress_.start(stage);
-    auto r = next_stage(table_, {stage, progress_.attempts_of(stage), verdict,
-                                 qualifier, ""},
-                        progress_);
+    auto r = next_stage(
+        table_, {stage, progress_.attempts_of(stage), verdict, qualifier, ""},
+        progress_);
     if (r.repair_cycle)
       ++progress_.repair_cycles;
     return r;
@@ -89,7 +89,7 @@ TEST_F(routing, a_stage_over_its_cap_rejects_the_job) {
   EXPECT_TRUE(r.capped);
   EXPECT_NE(r.reason.find("`integrate` has used its 3 attempts"),
             std::string::npos)
-    << r.reason;
+      << r.reason;
 }
 
 TEST_F(routing, diagnosis_that_disagrees_with_a_failed_gate_rejects) {
@@ -155,8 +155,8 @@ TEST_F(routing, repair_cycles_are_capped) {
 /// final state within the bound the table implies (the sum of the caps).
 TEST_F(routing, caps_end_every_job_within_bound) {
   std::mt19937 rng{20261202};
-  const std::vector<std::string> qualifiers{"",     "kernel",   "host",
-                                            "fallback", "env", "unknown"};
+  const std::vector<std::string> qualifiers{"",         "kernel", "host",
+                                            "fallback", "env",    "unknown"};
   const int bound = table_.run_bound();
   std::map<std::string, int> finals;
   for (int job = 0; job < 10000; ++job) {

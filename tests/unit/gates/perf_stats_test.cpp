@@ -19,8 +19,10 @@ TEST(perf_stats, geomean_of_ratios) {
 }
 
 TEST(perf_stats, figure_is_best_round_of_per_run_medians) {
-  std::vector<run_samples> ref{{{{"a", {100, 110, 900}}}}, {{{"a", {90, 95, 99}}}}};
-  std::vector<run_samples> cand{{{{"a", {50, 52, 51}}}}, {{{"a", {60, 61, 62}}}}};
+  std::vector<run_samples> ref{{{{"a", {100, 110, 900}}}},
+                               {{{"a", {90, 95, 99}}}}};
+  std::vector<run_samples> cand{{{{"a", {50, 52, 51}}}},
+                                {{{"a", {60, 61, 62}}}}};
   auto s = summarize(ref, cand, 1);
   ASSERT_EQ(s.configs.size(), 1u);
   auto& f = s.configs[0];

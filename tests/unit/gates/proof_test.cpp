@@ -50,8 +50,8 @@ TEST(proof, only_reference_kernels_is_a_fallback) {
 
 TEST(proof, no_kernel_at_all_is_no_candidate_kernel) {
   auto spec = spec_with({"softmax_port*"}, {"softmax_kernel*"});
-  auto d = decide_proof(collect_proof({gpu::trace{}}, spec, std::nullopt),
-                        spec);
+  auto d =
+      decide_proof(collect_proof({gpu::trace{}}, spec, std::nullopt), spec);
   EXPECT_FALSE(d.ok);
   EXPECT_EQ(d.failure, "host");
   EXPECT_NE(d.reason.find("no_candidate_kernel"), std::string::npos);

@@ -6,7 +6,8 @@ namespace kport::gates {
 namespace {
 
 TEST(test_counts, gtest_all_passing) {
-  auto c = parse_test_counts(R"([==========] Running 48 tests from 6 test suites.
+  auto c =
+      parse_test_counts(R"([==========] Running 48 tests from 6 test suites.
 [----------] Global test environment tear-down
 [==========] 48 tests from 6 test suites ran. (12 ms total)
 [  PASSED  ] 48 tests.
@@ -19,7 +20,8 @@ TEST(test_counts, gtest_all_passing) {
 }
 
 TEST(test_counts, gtest_with_failures_and_skips) {
-  auto c = parse_test_counts(R"([==========] 42 tests from 3 test suites ran. (5 ms total)
+  auto c = parse_test_counts(
+      R"([==========] 42 tests from 3 test suites ran. (5 ms total)
 [  PASSED  ] 38 tests.
 [  SKIPPED ] 2 tests, listed below:
 [  SKIPPED ] a.b
@@ -38,7 +40,8 @@ TEST(test_counts, gtest_with_failures_and_skips) {
 }
 
 TEST(test_counts, gtest_where_every_test_skipped_executes_none) {
-  auto c = parse_test_counts(R"([==========] 3 tests from 1 test suite ran. (0 ms total)
+  auto c = parse_test_counts(
+      R"([==========] 3 tests from 1 test suite ran. (0 ms total)
 [  PASSED  ] 0 tests.
 [  SKIPPED ] 3 tests, listed below:
 )");
@@ -49,8 +52,8 @@ TEST(test_counts, gtest_where_every_test_skipped_executes_none) {
 
 TEST(test_counts, pytest_summary_with_every_kind) {
   auto c = parse_test_counts(
-    "collected 9 items\n...\n===== 3 passed, 1 skipped, 2 failed, 1 error, 2 "
-    "deselected in 0.12s =====\n");
+      "collected 9 items\n...\n===== 3 passed, 1 skipped, 2 failed, 1 error, 2 "
+      "deselected in 0.12s =====\n");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->format, "pytest");
   EXPECT_EQ(c->passed, 3);
@@ -95,7 +98,8 @@ The following tests FAILED:
 }
 
 TEST(test_counts, plain_line_in_any_language) {
-  auto c = parse_test_counts("running...\nsuite: 7 passed, 1 failed, 2 skipped\n");
+  auto c =
+      parse_test_counts("running...\nsuite: 7 passed, 1 failed, 2 skipped\n");
   ASSERT_TRUE(c);
   EXPECT_EQ(c->format, "plain");
   EXPECT_EQ(c->passed, 7);

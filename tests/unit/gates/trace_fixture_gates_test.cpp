@@ -22,7 +22,7 @@ TEST(trace_fixture_gates, cuda_iterations_sum_the_kernels_of_their_range) {
   for (auto ns : its)
     EXPECT_GT(ns, 0) << "every n=1024 range launched kernels";
   ASSERT_EQ(s.kernel_sets["n=1024"].size(), 1u)
-    << "the same kernels ran in every iteration";
+      << "the same kernels ran in every iteration";
 }
 
 TEST(trace_fixture_gates, triton_kernel_proves_a_triton_candidate) {

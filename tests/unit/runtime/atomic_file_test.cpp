@@ -19,7 +19,7 @@ TEST(atomic_file, writes_creating_folders_and_leaves_no_temp_file) {
   EXPECT_EQ(*back, "second");
   int entries = 0;
   for (auto& e : fs::directory_iterator{dir / "a" / "b"}) {
-    (void) e;
+    (void)e;
     ++entries;
   }
   EXPECT_EQ(entries, 1);

@@ -9,16 +9,17 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(journal, records_transitions_and_final_state_across_reopen) {
-  auto path = (fs::temp_directory_path() / "kport_journal_test.sqlite").string();
+  auto path =
+      (fs::temp_directory_path() / "kport_journal_test.sqlite").string();
   fs::remove(path);
   {
     auto j = journal::open(path);
     ASSERT_TRUE(j) << j.err().message;
     ASSERT_TRUE((*j)->job_started("saxpy-0001", "saxpy", "/specs/saxpy.toml"));
     ASSERT_TRUE((*j)->transition(
-      {"saxpy-0001", 1, "analyze", 1, "PASS", "", "translate", "ok"}));
+        {"saxpy-0001", 1, "analyze", 1, "PASS", "", "translate", "ok"}));
     ASSERT_TRUE((*j)->transition(
-      {"saxpy-0001", 2, "translate", 1, "COMPILED", "", "integrate", ""}));
+        {"saxpy-0001", 2, "translate", 1, "COMPILED", "", "integrate", ""}));
     auto running = (*j)->final_state("saxpy-0001");
     ASSERT_TRUE(running);
     EXPECT_EQ(*running, "");

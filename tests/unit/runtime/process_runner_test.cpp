@@ -1,13 +1,13 @@
 #include "runtime/process_runner.hpp"
 
 #include <csignal>
-#include <poll.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <thread>
+#include <unistd.h>
 
 namespace kport::runtime {
 namespace {
@@ -70,7 +70,7 @@ TEST(process_runner, timeout_kills_the_whole_process_group) {
   in >> grandchild;
   ASSERT_GT(grandchild, 0);
   EXPECT_TRUE(ends_within(grandchild, 10000))
-    << "grandchild " << grandchild << " survived the timeout";
+      << "grandchild " << grandchild << " survived the timeout";
 }
 
 TEST(process_runner, cancel_ends_a_running_process) {

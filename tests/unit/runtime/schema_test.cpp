@@ -15,25 +15,24 @@ constexpr const char* good_translate = R"({
 
 TEST(schema, every_artifact_schema_is_embedded_and_parses) {
   auto names = schema_names();
-  for (auto* want : {"task", "analyze", "translate", "integrate",
-                     "diagnose_ir", "diagnose_perf", "gate_report",
-                     "job_state", "verdict", "stage_outcome"})
-    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end())
-      << want;
+  for (auto* want : {"task", "analyze", "translate", "integrate", "diagnose_ir",
+                     "diagnose_perf", "gate_report", "job_state", "verdict",
+                     "stage_outcome"})
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   for (auto& n : names) {
     auto bin = artifact_from_json(n, "{}", "probe.json");
     // Parsing `{}` may fail on required fields, never on the schema itself.
     if (!bin)
-      EXPECT_EQ(bin.err().code, error_code::schema) << n << ": "
-                                                    << bin.err().message;
+      EXPECT_EQ(bin.err().code, error_code::schema)
+          << n << ": " << bin.err().message;
   }
 }
 
 TEST(schema, json_round_trips_through_binary_with_file_identifier) {
   auto bin = artifact_from_json("translate", good_translate, "r.json");
   ASSERT_TRUE(bin) << bin.err().message;
-  EXPECT_TRUE(flatbuffers::BufferHasIdentifier(bin->data(),
-                                               msg::TranslateResultIdentifier()));
+  EXPECT_TRUE(flatbuffers::BufferHasIdentifier(
+      bin->data(), msg::TranslateResultIdentifier()));
   auto* t = msg::GetTranslateResult(bin->data());
   EXPECT_EQ(t->verdict(), msg::TranslateVerdict::COMPILED);
   EXPECT_EQ(t->summary()->str(), "ported");
@@ -49,7 +48,7 @@ void expect_refused(const std::string& json, const std::string& needle) {
   ASSERT_FALSE(bin) << "accepted: " << json;
   EXPECT_EQ(bin.err().code, error_code::schema);
   EXPECT_NE(bin.err().message.find(needle), std::string::npos)
-    << bin.err().message;
+      << bin.err().message;
 }
 
 TEST(schema, unknown_field_is_refused_with_its_name) {
@@ -88,12 +87,12 @@ TEST(schema, unquoted_keys_are_refused_in_strict_json) {
 
 TEST(schema, nested_enums_must_be_names_too) {
   auto bin = artifact_from_json(
-    "diagnose_ir",
-    R"({"verdict": "FAIL_FIXABLE", "diagnosis": {"owner": 1, "summary": "s"}})",
-    "d.json");
+      "diagnose_ir",
+      R"({"verdict": "FAIL_FIXABLE", "diagnosis": {"owner": 1, "summary": "s"}})",
+      "d.json");
   ASSERT_FALSE(bin);
   EXPECT_NE(bin.err().message.find("diagnosis.owner"), std::string::npos)
-    << bin.err().message;
+      << bin.err().message;
 }
 
 TEST(schema, verdict_literals_come_from_the_schema) {
