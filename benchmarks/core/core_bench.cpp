@@ -154,13 +154,13 @@ BENCHMARK(route_decision);
 /// `kport run` of 1,000 jobs at once with a trivial builtin agent.
 void thousand_jobs(benchmark::State& state) {
   auto dir = bench_dir("thousand");
-  auto cfg = config::load_config_text(
-      chain_pipeline(2) + "\n[runtime]\nmax_jobs = 64\n", "bench.toml");
+  auto cfg = config::load_config_text(chain_pipeline(2), "bench.toml");
   if (!cfg) {
     state.SkipWithError(cfg.err().message.c_str());
     return;
   }
   cfg->runtime.runs_dir = dir + "/runs";
+  cfg->runtime.max_jobs = 64;
   for (auto _ : state) {
     auto engine = runtime::engine::start(*cfg);
     (*engine)->add_agent("compiled", compiled);
