@@ -111,10 +111,24 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
                                    diff->to_text());
   (void)runtime::write_file_atomic((dir / "ir-diff.json").string(),
                                    diff->to_json());
-  for (auto& n : diff->failures)
-    report.notes.push_back("fail: " + n);
-  for (auto& n : diff->notes)
-    report.notes.push_back("note: " + n);
+  // Failures and notes come per file and per function pair; the report
+  // carries both, and the reason names the first failure found.
+  std::string first_failure;
+  auto collect = [&](const std::string& where,
+                     const std::vector<std::string>& failures,
+                     const std::vector<std::string>& notes) {
+    for (auto& n : failures) {
+      report.notes.push_back("fail: " + where + n);
+      if (first_failure.empty())
+        first_failure = where + n;
+    }
+    for (auto& n : notes)
+      report.notes.push_back("note: " + where + n);
+  };
+  collect("", diff->failures, diff->notes);
+  for (auto& f : diff->functions)
+    collect(fmt::format("{} <-> {}: ", f.name_a, f.name_b), f.failures,
+            f.notes);
   switch (diff->overall) {
   case ir::verdict::pass:
     return end_with(
@@ -130,8 +144,8 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
   return end_with(msg::GateVerdict::FAIL, msg::FailureClass::kernel,
                   fmt::format("IR differs under policy {}: {}; see {}",
                               policy_name,
-                              diff->failures.empty() ? "see the diff"
-                                                     : diff->failures.front(),
+                              first_failure.empty() ? "see the diff"
+                                                    : first_failure,
                               (dir / "ir-diff.txt").string()));
 }
 

@@ -25,6 +25,23 @@ bool ends_with(std::string_view s, std::string_view suffix) {
          s.substr(s.size() - suffix.size()) == suffix;
 }
 
+/// Whether `word` occurs as a PTX directive: not right after a name
+/// character, so that MLIR's `cuda_tile.entry` or `nvvm.target` is none.
+/// The structure gate names its dumps `*.ir`, so content decides there.
+bool has_directive(std::string_view text, std::string_view word) {
+  for (auto at = text.find(word); at != std::string_view::npos;
+       at = text.find(word, at + 1)) {
+    char before = at == 0 ? ' ' : text[at - 1];
+    bool name_char = (before >= 'a' && before <= 'z') ||
+                     (before >= 'A' && before <= 'Z') ||
+                     (before >= '0' && before <= '9') || before == '_' ||
+                     before == '$';
+    if (!name_char)
+      return true;
+  }
+  return false;
+}
+
 std::string mib(std::size_t bytes) {
   std::ostringstream o;
   o.precision(1);
@@ -65,21 +82,31 @@ kport::result<std::string> read_file(const std::string& path,
 
 struct counter {
   const policy& pol;
-  std::map<std::string, class_count> rows;
+  // Sorted by name and looked up by view: counting an op builds no string
+  // unless its row is new (or its class counts by op, whose key joins two
+  // names). A function has a few dozen rows.
+  std::vector<class_count> rows;
+  std::string joined;
 
   void add(const norm_op& op, bool side_a, int depth = 0) {
     const op_class* c = pol.classify(op);
-    std::string key;
-    class_count proto;
-    if (c) {
-      key = c->by_op ? c->name + ":" + op.name : c->name;
-      proto = {key, c->level, c->tolerance, 0, 0};
+    std::string_view key;
+    if (c && c->by_op) {
+      joined.assign(c->name);
+      joined += ':';
+      joined += op.name;
+      key = joined;
     } else {
-      key = op.name;
-      proto = {key, pol.unclassified, 0, 0, 0};
+      key = c ? std::string_view(c->name) : std::string_view(op.name);
     }
-    auto [it, fresh] = rows.try_emplace(key, proto);
-    (side_a ? it->second.a : it->second.b) += 1;
+    auto it = std::lower_bound(
+        rows.begin(), rows.end(), key,
+        [](const class_count& row, std::string_view k) { return row.name < k; });
+    if (it == rows.end() || it->name != key)
+      it = rows.insert(
+          it, c ? class_count{std::string(key), c->level, c->tolerance, 0, 0}
+                : class_count{std::string(key), pol.unclassified, 0, 0, 0});
+    (side_a ? it->a : it->b) += 1;
     if (depth > 256)
       return;
     for (const auto& blk : op.blocks)
@@ -144,14 +171,15 @@ function_report compare(const norm_function& fa, const norm_function& fb,
   function_report r;
   r.name_a = fa.name;
   r.name_b = fb.name;
-  counter ca{pol, {}};
+  counter ca{pol, {}, {}};
   ca.add(fa.root, true);
   ca.add(fb.root, false);
-  for (auto& [key, row] : ca.rows) {
+  r.counts.reserve(ca.rows.size());
+  for (auto& row : ca.rows) {
     // The function op itself is no class anyone counts.
-    if (is_function_op(key))
+    if (is_function_op(row.name))
       continue;
-    r.counts.push_back(row);
+    r.counts.push_back(std::move(row));
   }
   std::sort(r.counts.begin(), r.counts.end(),
             [](const class_count& x, const class_count& y) {
@@ -207,9 +235,9 @@ function_report compare(const norm_function& fa, const norm_function& fb,
       if (e.depth == 0) {
         // Register counts and the like are information; a different
         // signature is worth a note; must-match hints failed above.
-        if (e.a->text != e.b->text)
-          r.notes.push_back("function signatures differ: `" + e.a->text +
-                            "` vs `" + e.b->text + "`");
+        if (auto ta = e.a->text(), tb = e.b->text(); ta != tb)
+          r.notes.push_back("function signatures differ: `" + ta + "` vs `" +
+                            tb + "`");
         else
           for (const auto& d : attr_diffs(pol, *e.a, *e.b, must))
             r.info.push_back("function attribute " + d);
@@ -247,15 +275,15 @@ function_report compare(const norm_function& fa, const norm_function& fb,
     r.first.kind = e.kind;
     r.first.line_a = e.a ? e.a->line : 0;
     r.first.line_b = e.b ? e.b->line : 0;
-    r.first.text_a = e.a ? e.a->text : "";
-    r.first.text_b = e.b ? e.b->text : "";
+    r.first.text_a = e.a ? e.a->text() : "";
+    r.first.text_b = e.b ? e.b->text() : "";
     std::size_t k = interesting.front();
     std::vector<std::string> ctx;
     while (k > 0 && ctx.size() < 3) {
       --k;
       const auto& p = script[k];
       if (p.kind == edit_kind::same && p.a)
-        ctx.push_back("a:" + std::to_string(p.a->line) + "  " + p.a->text);
+        ctx.push_back("a:" + std::to_string(p.a->line) + "  " + p.a->text());
     }
     r.first.context.assign(ctx.rbegin(), ctx.rend());
   }
@@ -285,8 +313,8 @@ function_report compare(const norm_function& fa, const norm_function& fb,
     line.depth = e.depth;
     line.line_a = e.a ? e.a->line : 0;
     line.line_b = e.b ? e.b->line : 0;
-    line.text_a = e.a ? e.a->text : "";
-    line.text_b = e.b ? e.b->text : "";
+    line.text_a = e.a ? e.a->text() : "";
+    line.text_b = e.b ? e.b->text() : "";
     if (e.kind == edit_kind::change) {
       std::vector<std::string> must;
       line.attr_diffs = attr_diffs(pol, *e.a, *e.b, must);
@@ -317,9 +345,8 @@ ir_format detect_format(std::string_view text, std::string_view name) {
       ends_with(name, ".ttgir") || ends_with(name, ".tileir"))
     return ir_format::mlir;
   auto head = text.substr(0, 1u << 16);
-  if ((head.find(".version") != std::string_view::npos &&
-       head.find(".target") != std::string_view::npos) ||
-      head.find(".entry") != std::string_view::npos)
+  if ((has_directive(head, ".version") && has_directive(head, ".target")) ||
+      has_directive(head, ".entry"))
     return ir_format::ptx;
   return ir_format::mlir;
 }
@@ -465,6 +492,8 @@ kport::result<diff_report> diff_texts(std::string_view a, std::string_view b,
         " functions in " + std::string(name_a) + ", " +
         std::to_string(funcs_b.size()) + " in " + std::string(name_b));
   std::sort(pairs.begin(), pairs.end());
+  normalizer normalize;
+  rep.functions.reserve(pairs.size());
   for (auto [ia, ib] : pairs) {
     auto na = normalize(funcs_a[ia]);
     auto nb = normalize(funcs_b[ib]);

@@ -4,6 +4,10 @@
 
 #include <cctype>
 #include <cstdlib>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -40,10 +44,10 @@ bool is_syntax_word(std::string_view w) {
 
 /// Canonical spelling of a type or attribute text: no whitespace, one space
 /// after commas and around arrows, the cuda_tile prefix that its short forms
-/// omit removed.
-std::string canon_text(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
+/// omit removed. Written into `out` (cleared first), a buffer the caller
+/// reuses.
+void canon_text(std::string_view in, std::string& out) {
+  out.clear();
   bool in_string = false;
   for (std::size_t i = 0; i < in.size(); ++i) {
     char c = in[i];
@@ -72,20 +76,97 @@ std::string canon_text(std::string_view in) {
   }
   while (!out.empty() && out.back() == ' ')
     out.pop_back();
-  return out;
 }
+
+/// Buffers one op is gathered in before it is stored. Kept per nesting level
+/// and reused, so an op costs no allocation for its texts and value lists
+/// once its level has seen one that long; an op's regions are parsed one
+/// level down in the middle of the op, hence one set per level.
+struct op_buffers {
+  std::string syntax, types, arg_types, joined;
+  std::vector<char> parens; // 'd' defines block args, 'u' uses values
+  std::vector<value_id> uses, defs;
+  std::vector<value_id> pending; // block arguments named before a region
+  std::vector<std::string_view> pending_types;
+};
+
+/// SSA name -> value id by open addressing over views into the token text.
+/// A module has tens of thousands of values; a hash node per value was the
+/// parser's largest allocation count.
+class value_names {
+public:
+  explicit value_names(std::size_t expected) { rehash(expected); }
+
+  /// The id of `name`; `fresh` (and `true`) when the name is new.
+  std::pair<value_id, bool> find_or_add(std::string_view name,
+                                        value_id fresh) {
+    if ((size_ + 1) * 2 > slots_.size())
+      rehash(slots_.size());
+    const auto h = std::hash<std::string_view>()(name);
+    for (auto i = h & mask();; i = (i + 1) & mask()) {
+      slot& s = slots_[i];
+      if (!s.used) {
+        s = {name, h, fresh, true};
+        ++size_;
+        return {fresh, true};
+      }
+      if (s.hash == h && s.name == name)
+        return {s.id, false};
+    }
+  }
+
+  /// The id of `name`, or nullptr.
+  const value_id* find(std::string_view name) const {
+    const auto h = std::hash<std::string_view>()(name);
+    for (auto i = h & mask();; i = (i + 1) & mask()) {
+      const slot& s = slots_[i];
+      if (!s.used)
+        return nullptr;
+      if (s.hash == h && s.name == name)
+        return &s.id;
+    }
+  }
+
+private:
+  struct slot {
+    std::string_view name;
+    std::size_t hash = 0;
+    value_id id = 0;
+    bool used = false;
+  };
+
+  std::size_t mask() const { return slots_.size() - 1; }
+
+  void rehash(std::size_t expected) {
+    std::size_t cap = 16;
+    while (cap < expected * 2)
+      cap <<= 1;
+    std::vector<slot> old = std::move(slots_);
+    slots_.assign(cap, slot{});
+    for (const auto& s : old)
+      if (s.used)
+        for (auto i = s.hash & mask();; i = (i + 1) & mask())
+          if (!slots_[i].used) {
+            slots_[i] = s;
+            break;
+          }
+  }
+
+  std::vector<slot> slots_;
+  std::size_t size_ = 0;
+};
 
 class mlir_parser {
 public:
   mlir_parser(const std::vector<token>& toks, std::string_view file,
               std::unordered_map<std::string, std::string>& aliases,
-              std::vector<std::string>& notes)
+              std::vector<std::string>& notes, tree_storage& storage)
       : t_(toks)
       , file_(file)
       , aliases_(aliases)
-      , notes_(notes) {
-    values_.reserve(toks.size() / 8 + 16);
-  }
+      , notes_(notes)
+      , storage_(storage)
+      , values_(toks.size() / 16 + 8) {}
 
   std::vector<op_node> parse_top() {
     std::vector<op_node> ops;
@@ -121,25 +202,44 @@ private:
   }
 
   // --- values -------------------------------------------------------------
+  // Keys are views into the token text (the source, alive while parsing);
+  // the `%x#1` names of multi-result ops are kept in `result_names_`.
   value_id value(std::string_view name) {
-    std::string key(name);
-    if (key.size() > 2 && key.compare(key.size() - 2, 2, "#0") == 0)
-      key.resize(key.size() - 2);
-    auto [it, fresh] = values_.try_emplace(std::move(key), next_value_);
+    if (name.size() > 2 && name.substr(name.size() - 2) == "#0")
+      name.remove_suffix(2);
+    auto [id, fresh] = values_.find_or_add(name, next_value_);
     if (fresh)
       ++next_value_;
-    return it->second;
+    return id;
   }
-  void define(std::string_view name, std::size_t count, op_node& op) {
-    op.defs.push_back(value(name));
-    for (std::size_t k = 1; k < count && k < 4096; ++k)
-      op.defs.push_back(value(std::string(name) + "#" + std::to_string(k)));
+  void define(std::string_view name, std::size_t count,
+              std::vector<value_id>& defs) {
+    defs.push_back(value(name));
+    for (std::size_t k = 1; k < count && k < 4096; ++k) {
+      std::string key = std::string(name) + "#" + std::to_string(k);
+      if (auto* id = values_.find(key)) {
+        defs.push_back(*id);
+        continue;
+      }
+      result_names_.push_back(std::move(key));
+      defs.push_back(value(result_names_.back()));
+    }
   }
 
-  std::string expand(std::string_view text) const {
-    if (aliases_.empty() || text.find_first_of("#!") == std::string_view::npos)
-      return canon_text(text);
-    std::string out;
+  std::string_view keep(std::string_view text) {
+    return storage_.text(text);
+  }
+
+  /// The canonical text of a type or attribute, aliases expanded; a view
+  /// into a buffer that the next call overwrites.
+  std::string_view expand(std::string_view text) {
+    if (aliases_.empty() ||
+        text.find_first_of("#!") == std::string_view::npos) {
+      canon_text(text, canon_buf_);
+      return canon_buf_;
+    }
+    std::string& out = alias_buf_;
+    out.clear();
     for (std::size_t i = 0; i < text.size();) {
       char c = text[i];
       if ((c == '#' || c == '!') && i + 1 < text.size()) {
@@ -161,7 +261,8 @@ private:
       out += c;
       ++i;
     }
-    return canon_text(out);
+    canon_text(out, canon_buf_);
+    return canon_buf_;
   }
 
   // --- structure ----------------------------------------------------------
@@ -187,40 +288,49 @@ private:
       skip_balanced();
   }
 
-  std::string resolve_name(std::string_view raw) {
-    std::string name(raw);
-    if (name == "module")
+  std::string_view resolve_name(std::string_view raw) {
+    if (raw == "module")
       return "builtin.module";
-    if (name.find('.') == std::string::npos && !dialects_.empty() &&
-        !dialects_.back().empty())
-      return dialects_.back() + "." + name;
-    return name;
+    if (raw.find('.') == std::string_view::npos && !dialects_.empty() &&
+        !dialects_.back().empty()) {
+      name_buf_.assign(dialects_.back());
+      name_buf_ += '.';
+      name_buf_.append(raw);
+      return keep(name_buf_);
+    }
+    return keep(raw);
   }
 
-  static std::string dialect_of(const std::string& name) {
+  static std::string_view dialect_of(std::string_view name) {
     auto dot = name.find('.');
-    if (dot == std::string::npos)
+    if (dot == std::string_view::npos)
       return {};
     auto d = name.substr(0, dot);
-    return d == "builtin" ? std::string() : d;
+    return d == "builtin" ? std::string_view() : d;
   }
 
-  void parse_region(op_node& owner, std::vector<value_id> pending_args,
-                    std::vector<std::string> pending_types) {
+  op_buffers& buffers_at(int depth) {
+    while (buffers_.size() <= static_cast<std::size_t>(depth))
+      buffers_.emplace_back();
+    return buffers_[static_cast<std::size_t>(depth)];
+  }
+
+  void parse_region(op_node& owner, std::span<const value_id> pending_args,
+                    std::span<const std::string_view> pending_types) {
     if (++depth_ > max_depth)
       fail(peek().line, "regions nested deeper than " +
                             std::to_string(max_depth) + " levels");
     expect('{', "to open a region");
     region reg;
     block cur;
-    cur.args = std::move(pending_args);
-    cur.arg_types = std::move(pending_types);
+    cur.args = storage_.ids(pending_args);
+    cur.arg_types.assign(pending_types.begin(), pending_types.end());
     bool any = false;
     dialects_.push_back(dialect_of(owner.name));
     for (;;) {
       const token& tk = peek();
       if (tk.kind == token_kind::eof)
-        fail(tk.line, "region of `" + owner.name + "` (line " +
+        fail(tk.line, "region of `" + std::string(owner.name) + "` (line " +
                           std::to_string(owner.line) +
                           ") is not closed: "
                           "missing `}`");
@@ -247,6 +357,7 @@ private:
 
   void parse_block_header(block& blk) {
     next(); // ^bb
+    std::vector<value_id> args;
     if (peek().is('(')) {
       next();
       while (!peek().is(')')) {
@@ -254,7 +365,7 @@ private:
         if (tk.kind == token_kind::eof)
           fail(tk.line, "block arguments are not closed: missing `)`");
         if (tk.kind == token_kind::percent_id) {
-          blk.args.push_back(value(tk.text));
+          args.push_back(value(tk.text));
           next();
           if (peek().is(':')) {
             next();
@@ -270,13 +381,15 @@ private:
       }
       next();
     }
+    blk.args = storage_.ids(args);
     if (peek().is(':'))
       next();
   }
 
   /// Reads a type up to `,` `)` `{` or `loc` at the current level.
-  std::string read_type_until_comma() {
-    std::string text;
+  std::string_view read_type_until_comma() {
+    std::string& text = type_buf_;
+    text.clear();
     int depth = 0;
     for (;;) {
       const token& tk = peek();
@@ -294,7 +407,7 @@ private:
       text.append(tk.text);
       next();
     }
-    return expand(text);
+    return keep(expand(text));
   }
 
   /// Parses `{k = v, unit, ...}` into attrs.
@@ -313,7 +426,8 @@ private:
       if (key.kind == token_kind::string && name.size() >= 2)
         name = name.substr(1, name.size() - 2);
       next();
-      std::string value;
+      std::string& value = dict_buf_;
+      value.clear();
       if (peek().is('=')) {
         next();
         int depth = 0;
@@ -333,7 +447,7 @@ private:
           next();
         }
       }
-      attrs.push_back({std::move(name), expand(value)});
+      attrs.push_back({std::move(name), std::string(expand(value))});
     }
     next();
   }
@@ -344,7 +458,7 @@ private:
     auto lexed = lex_mlir(inner, tk.line);
     if (!lexed.error.empty())
       return;
-    mlir_parser sub(lexed.tokens, file_, aliases_, notes_);
+    mlir_parser sub(lexed.tokens, file_, aliases_, notes_, storage_);
     if (sub.peek().is('{'))
       sub.parse_attr_dict(attrs);
   }
@@ -359,7 +473,8 @@ private:
     op.opaque = true;
     if (notes_.size() < 200)
       notes_.push_back(std::string(file_) + ":" + std::to_string(line) +
-                       ": could not read the custom syntax of `" + op.name +
+                       ": could not read the custom syntax of `" +
+                       std::string(op.name) +
                        "` (" + std::string(what) +
                        "); compared by name and types only");
   }
@@ -374,8 +489,13 @@ private:
   bool parse_op(op_node& op) {
     const token& first = peek();
     op.line = first.line;
-    // Results: %a, %b:2 =
-    std::vector<std::pair<std::string_view, std::size_t>> results;
+    op_buffers& buf = buffers_at(depth_);
+    buf.uses.clear();
+    buf.defs.clear();
+    // Results: %a, %b:2 = (consumed before the op's regions are parsed, so
+    // one buffer serves every level)
+    auto& results = results_;
+    results.clear();
     if (first.kind == token_kind::percent_id) {
       while (peek().kind == token_kind::percent_id) {
         auto name = next().text;
@@ -402,11 +522,13 @@ private:
     }
     const token& head = peek();
     if (head.kind == token_kind::string) {
-      op.name = std::string(head.text.substr(1, head.text.size() - 2));
+      op.name = keep(head.text.substr(1, head.text.size() - 2));
       next();
       for (auto& [n, c] : results)
-        define(n, c, op);
-      parse_generic(op);
+        define(n, c, buf.defs);
+      parse_generic(op, buf);
+      op.uses = storage_.ids(buf.uses);
+      op.defs = storage_.ids(buf.defs);
       return true;
     }
     if (head.kind != token_kind::bare_id) {
@@ -420,19 +542,22 @@ private:
     op.name = resolve_name(head.text);
     next();
     for (auto& [n, c] : results)
-      define(n, c, op);
-    parse_custom(op);
+      define(n, c, buf.defs);
+    parse_custom(op, buf);
+    op.uses = storage_.ids(buf.uses);
+    op.defs = storage_.ids(buf.defs);
     return true;
   }
 
-  void parse_generic(op_node& op) {
+  void parse_generic(op_node& op, op_buffers& buf) {
     expect('(', "after the generic op name");
     while (!peek().is(')')) {
       const token& tk = peek();
       if (tk.kind == token_kind::eof)
-        fail(op.line, "operand list of `" + op.name + "` is not closed");
+        fail(op.line,
+             "operand list of `" + std::string(op.name) + "` is not closed");
       if (tk.kind == token_kind::percent_id)
-        op.uses.push_back(value(tk.text));
+        buf.uses.push_back(value(tk.text));
       next();
     }
     next();
@@ -443,13 +568,14 @@ private:
       while (depth > 0) {
         const token& tk = peek();
         if (tk.kind == token_kind::eof)
-          fail(op.line, "successor list of `" + op.name + "` is not closed");
+          fail(op.line, "successor list of `" + std::string(op.name) +
+                            "` is not closed");
         if (tk.is('[') || tk.is('('))
           ++depth;
         if (tk.is(']') || tk.is(')'))
           --depth;
         if (tk.kind == token_kind::percent_id)
-          op.uses.push_back(value(tk.text));
+          buf.uses.push_back(value(tk.text));
         next();
       }
     }
@@ -465,21 +591,24 @@ private:
         }
         break;
       }
-      expect(')', "to close the region list of `" + op.name + "`");
+      expect(')',
+             "to close the region list of `" + std::string(op.name) + "`");
     }
     if (peek().is('{'))
       parse_attr_dict(op.attrs);
     if (peek().is(':')) {
       next();
       // A function type: (Ts) -> T or (Ts) -> (Ts); a lone type otherwise.
-      std::string text;
+      std::string& text = type_buf_;
+      text.clear();
       auto read_one = [&] {
         if (peek().is('(')) {
           int depth = 0;
           do {
             const token& tk = peek();
             if (tk.kind == token_kind::eof)
-              fail(op.line, "type of `" + op.name + "` is not closed");
+              fail(op.line,
+                   "type of `" + std::string(op.name) + "` is not closed");
             if (tk.is('(') || tk.is('['))
               ++depth;
             if (tk.is(')') || tk.is(']'))
@@ -499,7 +628,7 @@ private:
         text += " -> ";
         read_one();
       }
-      op.types = expand(text);
+      op.types = keep(expand(text));
     }
     if (peek().is_word("loc"))
       skip_loc();
@@ -534,12 +663,21 @@ private:
     return b.is('=') || b.is(',') || b.is('}');
   }
 
-  void parse_custom(op_node& op) {
+  void parse_custom(op_node& op, op_buffers& buf) {
     const bool function = is_function_op(op.name);
-    std::string syntax, types, arg_types;
-    std::vector<value_id> pending;
-    std::vector<std::string> pending_types;
-    std::vector<char> parens; // 'd' defines block args, 'u' uses values
+    std::string& syntax = buf.syntax;
+    std::string& types = buf.types;
+    std::string& arg_types = buf.arg_types;
+    std::vector<char>& parens = buf.parens;
+    std::vector<value_id>& uses = buf.uses;
+    syntax.clear();
+    types.clear();
+    arg_types.clear();
+    parens.clear();
+    std::vector<value_id>& pending = buf.pending;
+    std::vector<std::string_view>& pending_types = buf.pending_types;
+    pending.clear();
+    pending_types.clear();
     bool in_types = false;
     const token* prev = &t_[i_ > 0 ? i_ - 1 : 0];
     auto add = [](std::string& s, std::string_view piece) {
@@ -560,8 +698,13 @@ private:
         if (!top) {
           std::vector<attribute> arg_attrs;
           parse_attr_dict(arg_attrs);
-          for (auto& a : arg_attrs)
-            add(syntax, "{" + a.name + "=" + a.value + "}");
+          for (auto& a : arg_attrs) {
+            add(syntax, "{");
+            syntax += a.name;
+            syntax += '=';
+            syntax += a.value;
+            syntax += '}';
+          }
           prev = &t_[i_ - 1];
           continue;
         }
@@ -570,9 +713,16 @@ private:
           prev = &t_[i_ - 1];
           continue;
         }
-        if (function && op.regions.empty())
-          arg_types = "(" + join(pending_types) + ")";
-        parse_region(op, std::move(pending), std::move(pending_types));
+        if (function && op.regions.empty()) {
+          arg_types = "(";
+          for (std::size_t k = 0; k < pending_types.size(); ++k) {
+            if (k)
+              arg_types += ", ";
+            arg_types += pending_types[k];
+          }
+          arg_types += ')';
+        }
+        parse_region(op, pending, pending_types);
         pending.clear();
         pending_types.clear();
         in_types = false;
@@ -595,11 +745,12 @@ private:
           if (after.is(':')) {
             next();
             auto ty = read_type_until_comma();
-            add(syntax, ":" + ty);
-            pending_types.push_back(std::move(ty));
+            add(syntax, ":");
+            syntax += ty;
+            pending_types.push_back(ty);
           }
         } else {
-          op.uses.push_back(value(tk.text));
+          uses.push_back(value(tk.text));
           add(in_types ? types : syntax, "%");
           next();
         }
@@ -652,13 +803,17 @@ private:
       prev = &tk;
       next();
     }
-    op.syntax = std::move(syntax);
-    op.types = arg_types + (arg_types.empty() || types.empty() ? "" : " -> ") +
-               expand(types);
+    op.syntax = keep(syntax);
+    std::string& joined = buf.joined;
+    joined = arg_types;
+    if (!arg_types.empty() && !types.empty())
+      joined += " -> ";
+    joined += expand(types);
+    op.types = keep(joined);
     if (!pending.empty() && op.regions.empty()) {
       // Values named in the syntax but with no region to receive them (e.g.
       // `for` without body): keep them defined so uses resolve.
-      op.defs.insert(op.defs.end(), pending.begin(), pending.end());
+      buf.defs.insert(buf.defs.end(), pending.begin(), pending.end());
     }
   }
 
@@ -666,9 +821,10 @@ private:
     switch (tk.kind) {
     case token_kind::at_id:
       if (op.symbol.empty()) {
-        op.symbol = std::string(tk.text.substr(1));
-        if (op.symbol.size() >= 2 && op.symbol.front() == '"')
-          op.symbol = op.symbol.substr(1, op.symbol.size() - 2);
+        auto symbol = tk.text.substr(1);
+        if (symbol.size() >= 2 && symbol.front() == '"')
+          symbol = symbol.substr(1, symbol.size() - 2);
+        op.symbol = keep(symbol);
       } else
         op.attrs.push_back({"callee", std::string(tk.text.substr(1))});
       return;
@@ -679,14 +835,16 @@ private:
       if (lt != std::string_view::npos) {
         op.attrs.push_back(
             {std::string(tk.text.substr(0, lt)),
-             expand(tk.text.substr(lt + 1, tk.text.size() - lt - 2))});
+             std::string(
+                 expand(tk.text.substr(lt + 1, tk.text.size() - lt - 2)))});
         return;
       }
       if (peek(1).is('=')) {
         const token& v = peek(2);
         if (v.kind == token_kind::percent_id)
           return;
-        std::string value(v.text);
+        std::string& value = dict_buf_;
+        value.assign(v.text);
         if (v.is('[') || v.is('(')) {
           value.clear();
           int depth = 0;
@@ -703,7 +861,7 @@ private:
               break;
           }
         }
-        op.attrs.push_back({std::string(tk.text), expand(value)});
+        op.attrs.push_back({std::string(tk.text), std::string(expand(value))});
         return;
       }
       op.attrs.push_back({std::string(tk.text), ""});
@@ -714,25 +872,21 @@ private:
     }
   }
 
-  static std::string join(const std::vector<std::string>& v) {
-    std::string out;
-    for (const auto& s : v) {
-      if (!out.empty())
-        out += ", ";
-      out += s;
-    }
-    return out;
-  }
-
   const std::vector<token>& t_;
   std::size_t i_ = 0;
   std::string_view file_;
   std::unordered_map<std::string, std::string>& aliases_;
   std::vector<std::string>& notes_;
-  std::unordered_map<std::string, value_id> values_;
+  tree_storage& storage_;
+  value_names values_;
+  std::deque<std::string> result_names_; // stable: values_ views them
   value_id next_value_ = 0;
-  std::vector<std::string> dialects_;
+  std::vector<std::string_view> dialects_;
   int depth_ = 0;
+  // Reused buffers: none is in use across a nested parse unless per level.
+  std::deque<op_buffers> buffers_; // one per region level
+  std::vector<std::pair<std::string_view, std::size_t>> results_;
+  std::string name_buf_, type_buf_, dict_buf_, canon_buf_, alias_buf_;
 };
 
 /// Splits `// -----` separated parts; returns (first line, text) pairs.
@@ -842,6 +996,8 @@ ir_file parse_mlir(std::string_view text, std::string_view name) {
   ir_file file;
   file.name = std::string(name);
   file.format = ir_format::mlir;
+  auto storage = std::make_shared<tree_storage>();
+  file.storage = storage;
   for (auto [line, part] : split_modules(text)) {
     ir_module mod;
     mod.first_line = line;
@@ -854,7 +1010,7 @@ ir_file parse_mlir(std::string_view text, std::string_view name) {
     }
     std::unordered_map<std::string, std::string> aliases;
     auto toks = take_aliases(std::move(lexed.tokens), aliases);
-    mlir_parser p(toks, name, aliases, mod.notes);
+    mlir_parser p(toks, name, aliases, mod.notes, *storage);
     try {
       mod.ops = p.parse_top();
     } catch (const parse_failure& e) {

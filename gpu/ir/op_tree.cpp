@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 namespace kport::ir {
 
@@ -33,7 +34,7 @@ void collect(const std::vector<op_node>& ops, std::size_t module_index,
     return;
   for (const auto& op : ops) {
     if (is_function_op(op.name)) {
-      out.push_back({op.symbol, &op, module_index, is_kernel(op)});
+      out.push_back({std::string(op.symbol), &op, module_index, is_kernel(op)});
       continue;
     }
     // Functions live in nested modules too (gpu.module, cuda_tile.module).
@@ -44,6 +45,56 @@ void collect(const std::vector<op_node>& ops, std::size_t module_index,
 }
 
 } // namespace
+
+// 64 KiB chunks: a few dozen per large dump. Anything too big to share a
+// chunk gets one of its own, so that the current chunk's tail is not wasted.
+constexpr std::size_t chunk_bytes = 64u << 10;
+
+std::string_view tree_storage::text(std::string_view text) {
+  if (text.empty())
+    return {};
+  if (text.size() > chunk_bytes / 4) {
+    text_chunks_.emplace_back(new char[text.size()]);
+    bytes_ += text.size();
+    std::memcpy(text_chunks_.back().get(), text.data(), text.size());
+    return {text_chunks_.back().get(), text.size()};
+  }
+  if (text.size() > text_left_) {
+    text_chunks_.emplace_back(new char[chunk_bytes]);
+    bytes_ += chunk_bytes;
+    text_free_ = text_chunks_.back().get();
+    text_left_ = chunk_bytes;
+  }
+  std::memcpy(text_free_, text.data(), text.size());
+  std::string_view kept(text_free_, text.size());
+  text_free_ += text.size();
+  text_left_ -= text.size();
+  return kept;
+}
+
+std::span<const value_id> tree_storage::ids(std::span<const value_id> ids) {
+  if (ids.empty())
+    return {};
+  constexpr std::size_t chunk_ids = chunk_bytes / sizeof(value_id);
+  value_id* at;
+  if (ids.size() > chunk_ids / 4) {
+    id_chunks_.emplace_back(new value_id[ids.size()]);
+    bytes_ += ids.size_bytes();
+    at = id_chunks_.back().get();
+  } else {
+    if (ids.size() > id_left_) {
+      id_chunks_.emplace_back(new value_id[chunk_ids]);
+      bytes_ += chunk_bytes;
+      id_free_ = id_chunks_.back().get();
+      id_left_ = chunk_ids;
+    }
+    at = id_free_;
+    id_free_ += ids.size();
+    id_left_ -= ids.size();
+  }
+  std::copy(ids.begin(), ids.end(), at);
+  return {at, ids.size()};
+}
 
 bool is_function_op(std::string_view name) {
   return std::find(function_ops.begin(), function_ops.end(), name) !=

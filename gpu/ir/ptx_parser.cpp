@@ -172,10 +172,11 @@ bool ends_block(std::string_view op) {
 class ptx_reader {
 public:
   ptx_reader(const std::vector<ptok>& t, std::string_view file,
-             std::vector<std::string>& notes)
+             std::vector<std::string>& notes, tree_storage& storage)
       : t_(t)
       , file_(file)
-      , notes_(notes) {}
+      , notes_(notes)
+      , storage_(storage) {}
 
   std::vector<op_node> read() {
     std::vector<op_node> fns;
@@ -271,27 +272,31 @@ private:
     }
   }
 
+  std::string_view keep(std::string_view text) {
+    return storage_.text(text);
+  }
+
   value_id reg(std::string_view name) {
-    auto [it, fresh] = regs_.try_emplace(std::string(name), next_value_);
+    auto [it, fresh] = regs_.try_emplace(name, next_value_);
     if (fresh)
       ++next_value_;
     return it->second;
   }
 
   /// Reads `( .param ... name, ... )`; returns the parameter type texts.
-  std::vector<std::string> read_params(std::vector<std::string>& names) {
+  std::vector<std::string> read_params(std::vector<std::string_view>& names) {
     std::vector<std::string> types;
     std::uint32_t line = peek().line;
     next(); // (
     std::string cur;
-    std::string last_word;
+    std::string_view last_word;
     auto flush = [&] {
       if (!last_word.empty()) {
         names.push_back(last_word);
         types.push_back(cur);
       }
       cur.clear();
-      last_word.clear();
+      last_word = {};
     };
     int depth = 1;
     while (depth > 0) {
@@ -314,9 +319,12 @@ private:
       }
       if (tk.kind == ptok::word && tk.text[0] != '.' &&
           !(tk.text[0] >= '0' && tk.text[0] <= '9')) {
-        if (!last_word.empty())
-          cur += (cur.empty() ? "" : " ") + last_word;
-        last_word = std::string(tk.text);
+        if (!last_word.empty()) {
+          if (!cur.empty())
+            cur += ' ';
+          cur += last_word;
+        }
+        last_word = tk.text;
         continue;
       }
       if (!cur.empty())
@@ -335,14 +343,14 @@ private:
     labels_.clear();
     params_.clear();
     vars_.clear();
-    std::vector<std::string> ret_names, param_names;
+    std::vector<std::string_view> ret_names, param_names;
     std::vector<std::string> ret_types;
     if (peek().is('('))
       ret_types = read_params(ret_names);
     if (peek().kind != ptok::word)
       fail(peek().line,
            "expected a function name after `" + std::string(kw.text) + "`");
-    fn.symbol = std::string(next().text);
+    fn.symbol = keep(next().text);
     std::vector<std::string> param_types;
     if (peek().is('('))
       param_types = read_params(param_names);
@@ -350,21 +358,22 @@ private:
       params_[param_names[k]] = "param" + std::to_string(k);
     for (std::size_t k = 0; k < ret_names.size(); ++k)
       params_[ret_names[k]] = "retval" + std::to_string(k);
-    fn.types = "(";
+    std::string types = "(";
     for (std::size_t k = 0; k < param_types.size(); ++k)
-      fn.types += (k ? ", " : "") + param_types[k];
-    fn.types += ")";
+      types += (k ? ", " : "") + param_types[k];
+    types += ")";
     if (!ret_types.empty()) {
-      fn.types += " -> (";
+      types += " -> (";
       for (std::size_t k = 0; k < ret_types.size(); ++k)
-        fn.types += (k ? ", " : "") + ret_types[k];
-      fn.types += ")";
+        types += (k ? ", " : "") + ret_types[k];
+      types += ")";
     }
+    fn.types = keep(types);
     // Performance directives up to the body.
     while (!peek().is('{') && !peek().is(';')) {
       const ptok& tk = peek();
       if (tk.kind == ptok::eof)
-        fail(fn.line, "function `" + fn.symbol + "` has no body");
+        fail(fn.line, "function `" + std::string(fn.symbol) + "` has no body");
       if (tk.kind == ptok::word && tk.text[0] == '.') {
         std::string key(tk.text.substr(1));
         next();
@@ -411,8 +420,8 @@ private:
     for (;;) {
       const ptok& tk = peek();
       if (tk.kind == ptok::eof)
-        fail(open_line,
-             "body of `" + fn.symbol + "` is not closed: missing `}`");
+        fail(open_line, "body of `" + std::string(fn.symbol) +
+                            "` is not closed: missing `}`");
       if (tk.is('}')) {
         next();
         return;
@@ -426,7 +435,7 @@ private:
         continue;
       }
       if (tk.kind == ptok::word && peek(1).is(':') && tk.text[0] != '.') {
-        labels_.insert(std::string(tk.text));
+        labels_.insert(tk.text);
         new_block(body);
         next();
         next();
@@ -474,7 +483,7 @@ private:
     if (d.text == ".shared" || d.text == ".local" || d.text == ".global" ||
         d.text == ".const") {
       op_node decl;
-      decl.name = "decl" + std::string(d.text);
+      decl.name = keep("decl" + std::string(d.text));
       decl.line = d.line;
       next();
       std::string syntax;
@@ -482,8 +491,8 @@ private:
         const ptok& tk = next();
         if (tk.kind == ptok::word && tk.text[0] != '.' &&
             !(tk.text[0] >= '0' && tk.text[0] <= '9') && decl.symbol.empty()) {
-          decl.symbol = std::string(tk.text);
-          vars_.insert(decl.symbol);
+          decl.symbol = keep(tk.text);
+          vars_.insert(tk.text);
           syntax += " @";
           continue;
         }
@@ -493,7 +502,7 @@ private:
         syntax.append(tk.text);
       }
       next();
-      decl.syntax = syntax;
+      decl.syntax = keep(syntax);
       body.blocks.back().ops.push_back(std::move(decl));
       return;
     }
@@ -510,17 +519,21 @@ private:
   std::string operand_text(std::string_view w) {
     if (w[0] == '%')
       return special_register(w) ? std::string(w) : std::string("%");
-    if (auto it = params_.find(std::string(w)); it != params_.end())
+    if (auto it = params_.find(w); it != params_.end())
       return it->second;
-    if (vars_.count(std::string(w)))
+    if (vars_.count(w))
       return "@";
-    if (w[0] == '$' || labels_.count(std::string(w)))
+    if (w[0] == '$' || labels_.count(w))
       return "$L";
     return std::string(w);
   }
 
   void read_instruction(region& body) {
     op_node op;
+    auto& uses = uses_;
+    auto& defs = defs_;
+    uses.clear();
+    defs.clear();
     const ptok& first = peek();
     op.line = first.line;
     std::string pred;
@@ -532,7 +545,7 @@ private:
         pred = "@!";
       }
       if (peek().kind == ptok::word) {
-        op.uses.push_back(reg(peek().text));
+        uses.push_back(reg(peek().text));
         next();
       }
       op.attrs.push_back({"pred", pred});
@@ -550,14 +563,14 @@ private:
         next();
       return;
     }
-    op.name = std::string(next().text);
+    op.name = keep(next().text);
     const bool dest = !no_dest(op.name);
     const bool inout = op.name.rfind("wgmma.mma_async", 0) == 0 ||
                        op.name.rfind("atom", 0) == 0;
     std::string syntax = pred.empty() ? "" : pred + "% ";
     int group = 0; // operand index at the top level
     int depth = 0;
-    std::string target;
+    std::string_view target;
     while (!peek().is(';')) {
       const ptok& tk = peek();
       if (tk.kind == ptok::eof || (tk.is('}') && depth == 0))
@@ -575,15 +588,15 @@ private:
         if (text == "%") {
           auto v = reg(tk.text);
           if (group == 0 && dest) {
-            op.defs.push_back(v);
+            defs.push_back(v);
             if (inout)
-              op.uses.push_back(v);
+              uses.push_back(v);
           } else {
-            op.uses.push_back(v);
+            uses.push_back(v);
           }
         }
         if (text == "$L")
-          target = std::string(tk.text);
+          target = tk.text;
         syntax += text;
       } else {
         syntax.append(tk.text);
@@ -593,7 +606,9 @@ private:
     }
     if (peek().is(';'))
       next();
-    op.syntax = std::move(syntax);
+    op.syntax = keep(syntax);
+    op.uses = storage_.ids(uses);
+    op.defs = storage_.ids(defs);
     if (!target.empty() && op.name.rfind("bra", 0) == 0 &&
         labels_.count(target))
       op.attrs.push_back({"backward", ""});
@@ -607,11 +622,14 @@ private:
   std::size_t i_ = 0;
   std::string_view file_;
   std::vector<std::string>& notes_;
-  std::unordered_map<std::string, value_id> regs_;
+  tree_storage& storage_;
+  std::vector<value_id> uses_, defs_; // one instruction's, reused
+  // Keys are views into the token text, alive while reading.
+  std::unordered_map<std::string_view, value_id> regs_;
   value_id next_value_ = 0;
-  std::unordered_set<std::string> labels_;
-  std::unordered_map<std::string, std::string> params_;
-  std::unordered_set<std::string> vars_;
+  std::unordered_set<std::string_view> labels_;
+  std::unordered_map<std::string_view, std::string> params_;
+  std::unordered_set<std::string_view> vars_;
 };
 
 } // namespace
@@ -620,9 +638,11 @@ ir_file parse_ptx(std::string_view text, std::string_view name) {
   ir_file file;
   file.name = std::string(name);
   file.format = ir_format::ptx;
+  auto storage = std::make_shared<tree_storage>();
+  file.storage = storage;
   ir_module mod;
   auto toks = lex_ptx(text);
-  ptx_reader r(toks, name, mod.notes);
+  ptx_reader r(toks, name, mod.notes, *storage);
   try {
     mod.ops = r.read();
   } catch (const ptx_failure& e) {

@@ -99,7 +99,8 @@ public:
     for (std::size_t j = pre; j < b.size() - suf; ++j)
       kb.push_back(b[j].key);
     pairs matched;
-    if (!myers(ka, kb, max_edits_, matched))
+    // Equal blocks (most of them) leave nothing between prefix and suffix.
+    if ((!ka.empty() || !kb.empty()) && !myers(ka, kb, max_edits_, matched))
       matched.clear();
     std::size_t i = 0, j = 0;
     for (auto [mi, mj] : matched) {

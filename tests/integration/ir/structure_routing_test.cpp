@@ -1,0 +1,270 @@
+// The structure gate in a running engine: a candidate whose Tile IR drops a
+// reduction fails the gate, diagnose_ir sends the job back to translate, and
+// the repaired candidate passes; a diagnosis that contradicts the failed gate
+// ends the job REJECTED. The agents are builtin callables; the IR commands
+// are small shell scripts copying fixtures to $KPORT_IR_OUT.
+
+#include "tests/integration/support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <map>
+#include <mutex>
+
+namespace kport::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path fixtures = KPORT_IR_FIXTURES;
+
+/// analyze -> translate -> integrate -> structure -> correctness -> ACCEPTED,
+/// structure FAIL -> diagnose_ir; no performance gate (nothing to time here).
+std::string structure_pipeline() {
+  return R"([pipeline]
+replace = true
+first = "analyze"
+repair_cycles = 2
+job_deadline_s = 600
+
+[pipeline.stages.analyze]
+kind = "agent"
+max_attempts = 1
+routes = { PASS = "translate", "*" = "REJECTED" }
+
+[pipeline.stages.translate]
+kind = "agent"
+max_attempts = 2
+routes = { COMPILED = "integrate", "*" = "REJECTED" }
+
+[pipeline.stages.integrate]
+kind = "agent"
+max_attempts = 2
+routes = { INTEGRATED = "structure", "*" = "REJECTED" }
+
+[pipeline.stages.structure]
+kind = "gate"
+max_attempts = 2
+routes = { PASS = "correctness", PASS_WITH_NOTES = "correctness", FAIL = "diagnose_ir", BLOCKED = "BLOCKED" }
+
+[pipeline.stages.correctness]
+kind = "gate"
+max_attempts = 2
+routes = { ALL_PASS = "ACCEPTED", "*" = "REJECTED" }
+
+[pipeline.stages.diagnose_ir]
+kind = "agent"
+max_attempts = 1
+routes = { "FAIL_FIXABLE.kernel" = "translate", "*" = "REJECTED" }
+)";
+}
+
+/// The string value of `"key": "..."` in a JSON text ("" when absent).
+std::string json_string_at(const std::string& json, const std::string& key) {
+  auto at = json.find("\"" + key + "\": \"");
+  if (at == std::string::npos)
+    return {};
+  at += key.size() + 5;
+  auto end = json.find('"', at);
+  return end == std::string::npos ? std::string{} : json.substr(at, end - at);
+}
+
+struct structure_routing_test : ::testing::Test {
+  temp_dir tmp;
+  config::kport_config cfg =
+      make_config(tmp / "runs", "fsync = false", structure_pipeline());
+  std::unique_ptr<runtime::engine> eng;
+
+  std::mutex mtx;
+  std::map<std::string, int> calls; ///< "stage/attempt" -> times called
+
+  void SetUp() override {
+    fs::create_directories(tmp / "reference");
+    // The reference's IR is a fixture; the candidate's is whichever fixture
+    // the translate agent named in the workspace.
+    write_text(
+        tmp / "reference_ir.sh",
+        fmt::format("cp {} \"$KPORT_IR_OUT\"\n",
+                    toml_quote((fixtures / "tileir/softmax.mlir").string())));
+    write_text(tmp / "candidate_ir.sh",
+               "cp \"$(cat \"$KPORT_WORKSPACE/candidate_ir\")\" "
+               "\"$KPORT_IR_OUT\"\n");
+    auto e = runtime::engine::start(
+        cfg, runtime::runtime_options{.inject_path = KPORT_IR_TEST_INJECT});
+    ASSERT_TRUE(e) << e.err().message;
+    eng = std::move(*e);
+  }
+
+  config::port_spec spec(const std::string& agent) {
+    auto text =
+        fmt::format(R"(operator = "softmax"
+description = "row softmax in Tile IR"
+
+[reference]
+dir = {ref}
+ir = ["sh", {ref_ir}]
+
+[target]
+test = ["sh", "-c", "echo '1 passed, 0 failed'"]
+ir = ["sh", {cand_ir}]
+
+[structure]
+policy = "tileir"
+
+[agents]
+driver = "builtin"
+name = {agent}
+timeout_s = 30
+)",
+                    fmt::arg("ref", toml_quote(tmp / "reference")),
+                    fmt::arg("ref_ir", toml_quote(tmp / "reference_ir.sh")),
+                    fmt::arg("cand_ir", toml_quote(tmp / "candidate_ir.sh")),
+                    fmt::arg("agent", toml_quote(agent)));
+    auto s =
+        config::parse_port_spec(text, "structure-spec.toml", tmp.path(), cfg);
+    if (!s)
+      throw std::runtime_error("spec: " + s.err().message + "\n" + text);
+    return std::move(*s);
+  }
+
+  /// Registers agent `name`: translate attempt 1 names the candidate IR with
+  /// the dropped reduction, later attempts the renamed one; diagnose_ir
+  /// answers `diagnosis` (an artifact's JSON).
+  void add_agent(const std::string& name, const std::string& diagnosis) {
+    eng->add_agent(
+        name,
+        [this, diagnosis](
+            const actors::agent_invocation& inv) -> result<std::string> {
+          {
+            std::lock_guard guard{mtx};
+            ++calls[inv.stage + "/" + std::to_string(inv.attempt)];
+          }
+          if (inv.stage == "analyze")
+            return std::string{
+                R"({"verdict": "PASS", "summary": "one softmax kernel"})"};
+          if (inv.stage == "translate") {
+            auto ir = inv.attempt == 1 ? "tileir/softmax_nomax.mlir"
+                                       : "tileir/softmax_renamed.mlir";
+            write_text((fs::path{inv.workspace} / "candidate_ir").string(),
+                       (fixtures / ir).string());
+            return std::string{
+                R"({"verdict": "COMPILED", "summary": "ported", "files": ["candidate_ir"]})"};
+          }
+          if (inv.stage == "integrate")
+            return std::string{
+                R"({"verdict": "INTEGRATED", "summary": "wired in"})"};
+          if (inv.stage == "diagnose_ir")
+            return diagnosis;
+          return fail(error_code::agent, "unexpected stage " + inv.stage);
+        });
+  }
+
+  runtime::job_result run(const std::string& agent) {
+    auto job = eng->submit(spec(agent));
+    EXPECT_TRUE(job) << job.err().message;
+    if (!job)
+      return {};
+    auto r = eng->wait(*job, job_timeout);
+    EXPECT_TRUE(r) << r.err().message;
+    return r ? *r : runtime::job_result{};
+  }
+};
+
+TEST_F(structure_routing_test,
+       dropped_reduction_fails_structure_and_diagnose_ir_sends_it_back) {
+  add_agent("repairing", R"({"verdict": "FAIL_FIXABLE", "diagnosis": {
+      "owner": "kernel", "failure_class": "kernel",
+      "summary": "the row max reduction is missing",
+      "findings": [{"what": "no reduce before exp", "where": "candidate.ir"}]}})");
+  auto r = run("repairing");
+  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  EXPECT_EQ(r.path, (std::vector<std::string>{
+                        "analyze/1 PASS", "translate/1 COMPILED",
+                        "integrate/1 INTEGRATED", "structure/1 FAIL",
+                        "diagnose_ir/1 FAIL_FIXABLE", "translate/2 COMPILED",
+                        "integrate/2 INTEGRATED", "structure/2 PASS",
+                        "correctness/1 ALL_PASS"}))
+      << describe(r);
+  EXPECT_EQ(r.repair_cycles, 1);
+  EXPECT_EQ(r.attempts.at("structure"), 2);
+  EXPECT_EQ(r.attempts.at("diagnose_ir"), 1);
+
+  // verdict.json on disk tells the same story, with the routing qualifiers.
+  auto v = runtime::read_verdict_file(
+      (fs::path{r.evidence} / "verdict.json").string());
+  ASSERT_TRUE(v) << v.err().message;
+  EXPECT_EQ(v->state, "ACCEPTED");
+  EXPECT_EQ(v->path, r.path);
+  auto h = read_history(r.evidence);
+  ASSERT_EQ(h.size(), 9u) << describe(h);
+  EXPECT_EQ(h[3].stage, "structure");
+  EXPECT_EQ(h[3].verdict, "FAIL");
+  EXPECT_EQ(h[3].qualifier, "kernel");
+  EXPECT_EQ(h[3].next, "diagnose_ir");
+  EXPECT_EQ(h[4].stage, "diagnose_ir");
+  EXPECT_EQ(h[4].qualifier, "kernel");
+  EXPECT_EQ(h[4].next, "translate");
+  EXPECT_EQ(h[7].stage, "structure");
+  EXPECT_EQ(h[7].verdict, "PASS");
+  EXPECT_EQ(h[7].next, "correctness");
+
+  // The first structure report names the class that went missing.
+  auto structure = attempt_dirs(r.evidence, "structure");
+  ASSERT_EQ(structure.size(), 2u);
+  auto first_report = read_text(structure[0] + "/report.json");
+  EXPECT_TRUE(
+      contains(first_report, "class `reduce` (critical): 2 in a, 1 in b"))
+      << first_report;
+  EXPECT_TRUE(contains(read_text(structure[0] + "/ir-diff.txt"),
+                       "class `reduce` (critical)"));
+  EXPECT_TRUE(contains(read_text(structure[1] + "/report.json"), "\"PASS\""));
+
+  // diagnose_ir was told which report sent the job to it.
+  auto diag = attempt_dirs(r.evidence, "diagnose_ir");
+  ASSERT_EQ(diag.size(), 1u);
+  auto task = read_text(diag[0] + "/task.json");
+  EXPECT_EQ(json_string_at(task, "gate_report"), structure[0] + "/report.json")
+      << task;
+  // ...and translate/2 got the diagnosis.
+  auto translate = attempt_dirs(r.evidence, "translate");
+  ASSERT_EQ(translate.size(), 2u);
+  EXPECT_TRUE(contains(read_text(translate[1] + "/task.json"),
+                       "the row max reduction is missing"));
+  std::lock_guard guard{mtx};
+  EXPECT_EQ(calls, (std::map<std::string, int>{{"analyze/1", 1},
+                                               {"translate/1", 1},
+                                               {"integrate/1", 1},
+                                               {"diagnose_ir/1", 1},
+                                               {"translate/2", 1},
+                                               {"integrate/2", 1}}));
+}
+
+TEST_F(structure_routing_test,
+       diagnosis_that_passes_a_failed_structure_gate_ends_rejected) {
+  add_agent("contradicting", R"({"verdict": "PASS", "diagnosis": {
+      "owner": "unknown", "summary": "the IR looks equivalent to me"}})");
+  auto r = run("contradicting");
+  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  EXPECT_EQ(r.path, (std::vector<std::string>{
+                        "analyze/1 PASS", "translate/1 COMPILED",
+                        "integrate/1 INTEGRATED", "structure/1 FAIL",
+                        "diagnose_ir/1 PASS"}))
+      << describe(r);
+  // The gate's verdict decides; both reports stay in the evidence.
+  auto structure = attempt_dirs(r.evidence, "structure");
+  auto diag = attempt_dirs(r.evidence, "diagnose_ir");
+  ASSERT_EQ(structure.size(), 1u);
+  ASSERT_EQ(diag.size(), 1u);
+  auto report = read_text(structure[0] + "/report.json");
+  EXPECT_TRUE(contains(report, "\"FAIL\"")) << report;
+  EXPECT_TRUE(contains(report, "class `reduce`")) << report;
+  EXPECT_TRUE(contains(read_text(diag[0] + "/result.json"), "\"PASS\""));
+  EXPECT_EQ(json_string_at(read_text(diag[0] + "/task.json"), "gate_report"),
+            structure[0] + "/report.json");
+  EXPECT_TRUE(attempt_dirs(r.evidence, "correctness").empty());
+}
+
+} // namespace
+} // namespace kport::test
