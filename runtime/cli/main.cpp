@@ -167,8 +167,11 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   run_cmd
       ->add_option("--config", run.configs,
-                   "Config files merged over the defaults, in order")
-      ->check(CLI::ExistingFile);
+                   "Config files merged over the defaults, in order "
+                   "(repeat --config for more)")
+      ->check(CLI::ExistingFile)
+      ->allow_extra_args(false)
+      ->take_all();
   run_cmd->footer("Exit status: 0 when every job is ACCEPTED (with --expect: "
                   "when every job ends as expected), 1 when not, 2 for usage "
                   "or config errors.");
@@ -194,8 +197,11 @@ int main(int argc, char** argv) {
       "config", "Print the merged configuration (defaults and --config files)");
   config_cmd
       ->add_option("--config", config_files,
-                   "Config files merged over the defaults, in order")
-      ->check(CLI::ExistingFile);
+                   "Config files merged over the defaults, in order "
+                   "(repeat --config for more)")
+      ->check(CLI::ExistingFile)
+      ->allow_extra_args(false)
+      ->take_all();
 
   bool devices_json = false;
   std::vector<std::string> devices_config;
@@ -206,7 +212,9 @@ int main(int argc, char** argv) {
   devices_cmd
       ->add_option("--config", devices_config,
                    "Config files merged over the defaults")
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile)
+      ->allow_extra_args(false)
+      ->take_all();
 
   std::string ir_a, ir_b, ir_policy;
   bool ir_json = false;
