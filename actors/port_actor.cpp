@@ -154,6 +154,19 @@ void launch(self_ptr self, const std::string& stage) {
   self->delayed_send(self, limit, deadline_atom_v, st.seq);
 }
 
+/// Attempts per stage, as JobState and FinalVerdict carry them.
+std::vector<std::unique_ptr<msg::StageAttemptsT>>
+attempts_message(const config::job_progress& progress) {
+  std::vector<std::unique_ptr<msg::StageAttemptsT>> out;
+  for (auto& [stage, n] : progress.attempts) {
+    auto a = std::make_unique<msg::StageAttemptsT>();
+    a->stage = stage;
+    a->attempts = n;
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 void publish_state(self_ptr self) {
   auto& st = self->state;
   msg::JobStateT js;
@@ -161,12 +174,7 @@ void publish_state(self_ptr self) {
   js.operator_ = st.spec->op;
   js.stage = st.stage;
   js.attempt = st.attempt;
-  for (auto& [stage, n] : st.progress.attempts) {
-    auto a = std::make_unique<msg::StageAttemptsT>();
-    a->stage = stage;
-    a->attempts = n;
-    js.attempts.push_back(std::move(a));
-  }
+  js.attempts = attempts_message(st.progress);
   js.repair_cycles = st.progress.repair_cycles;
   if (!st.history.empty())
     js.last = std::make_unique<msg::TransitionT>(*st.history.back());
@@ -188,12 +196,7 @@ void finish(self_ptr self, const std::string& state, std::string reason) {
             : state == "CANCELLED" ? msg::FinalState::CANCELLED
                                    : msg::FinalState::REJECTED;
   v.reason = std::move(reason);
-  for (auto& [stage, n] : st.progress.attempts) {
-    auto a = std::make_unique<msg::StageAttemptsT>();
-    a->stage = stage;
-    a->attempts = n;
-    v.attempts.push_back(std::move(a));
-  }
+  v.attempts = attempts_message(st.progress);
   v.repair_cycles = st.progress.repair_cycles;
   for (auto& t : st.history)
     v.history.push_back(std::make_unique<msg::TransitionT>(*t));

@@ -46,30 +46,12 @@ correctness_decision decide_correctness(const runtime::process_outcome& run,
   return {"ALL_PASS", "", fmt::format("{} tests passed", c->executed)};
 }
 
-namespace {
-
-msg::FailureClass class_of(const std::string& s) {
-  if (s == "kernel")
-    return msg::FailureClass::kernel;
-  if (s == "host")
-    return msg::FailureClass::host;
-  if (s == "fallback")
-    return msg::FailureClass::fallback;
-  if (s == "env")
-    return msg::FailureClass::env;
-  return msg::FailureClass::none;
-}
-
-} // namespace
-
 gate_outcome run_correctness_gate(const gate_context& ctx) {
   msg::GateReportT report;
   report.gate = msg::GateKind::correctness;
-  auto fail_with = [&](const char* cls, std::string reason) {
-    report.verdict = msg::GateVerdict::FAIL;
-    report.failure_class = class_of(cls);
-    report.reason = std::move(reason);
-    return finish_gate(ctx, report);
+  auto fail_with = [&](std::string_view cls, std::string reason) {
+    return finish_gate(ctx, report, msg::GateVerdict::FAIL,
+                       failure_class_of(cls), std::move(reason));
   };
   auto dir = fs::path{ctx.attempt_dir};
   if (!ctx.spec->target.build.empty()) {
@@ -103,8 +85,7 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
     report.tests = to_message(*counts);
   auto d = decide_correctness(result->outcome, counts);
   if (d.verdict != "ALL_PASS")
-    return fail_with(d.failure.c_str(),
-                     d.reason + "; see " + run.process.log_path);
+    return fail_with(d.failure, d.reason + "; see " + run.process.log_path);
   if (result->backend == "cuda") {
     // On a GPU the suite passing is not enough: the trace must show that
     // the candidate's kernels are what ran.
@@ -137,7 +118,7 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
     report.proof->kernels = proof.kernels;
     auto pd = decide_proof(proof, *ctx.spec);
     if (!pd.ok)
-      return fail_with(pd.failure.c_str(), pd.reason);
+      return fail_with(pd.failure, pd.reason);
     d.reason += "; " + pd.reason;
   }
   report.verdict = msg::GateVerdict::ALL_PASS;

@@ -79,6 +79,23 @@ std::string qualifier_of(msg::FailureClass c) {
   return c == msg::FailureClass::none ? "" : msg::EnumNameFailureClass(c);
 }
 
+msg::FailureClass failure_class_of(std::string_view name) {
+  for (auto c : {msg::FailureClass::kernel, msg::FailureClass::host,
+                 msg::FailureClass::fallback, msg::FailureClass::env})
+    if (name == msg::EnumNameFailureClass(c))
+      return c;
+  return msg::FailureClass::none;
+}
+
+gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report,
+                         msg::GateVerdict verdict, msg::FailureClass cls,
+                         std::string reason) {
+  report.verdict = verdict;
+  report.failure_class = cls;
+  report.reason = std::move(reason);
+  return finish_gate(ctx, report);
+}
+
 gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report) {
   gate_outcome out;
   out.verdict = msg::EnumNameGateVerdict(report.verdict);

@@ -29,6 +29,14 @@ std::unique_ptr<msg::PerfEvidenceT> to_message(const perf_summary& s,
 /// outcome from it: the one way a gate ends.
 gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report);
 
+/// Sets the report's verdict, failure class and reason, then finish_gate.
+gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report,
+                         msg::GateVerdict verdict, msg::FailureClass cls,
+                         std::string reason);
+
+/// The failure class named by a qualifier literal ("kernel", "host", ...).
+msg::FailureClass failure_class_of(std::string_view name);
+
 /// The qualifier literal of a failure class ("" for none).
 std::string qualifier_of(msg::FailureClass c);
 

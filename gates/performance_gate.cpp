@@ -37,27 +37,21 @@ performance_decision decide_performance(const perf_summary& s, double floor) {
 gate_outcome run_performance_gate(const gate_context& ctx) {
   msg::GateReportT report;
   report.gate = msg::GateKind::performance;
-  auto end_with = [&](msg::GateVerdict v, msg::FailureClass c,
-                      std::string reason) {
-    report.verdict = v;
-    report.failure_class = c;
-    report.reason = std::move(reason);
-    return finish_gate(ctx, report);
-  };
   auto& spec = *ctx.spec;
   if (spec.reference.bench.empty() || spec.target.bench.empty())
-    return end_with(
-        msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+    return finish_gate(
+        ctx, report, msg::GateVerdict::BLOCKED, msg::FailureClass::env,
         fmt::format("the spec has no bench command for the {}",
                     spec.reference.bench.empty() ? "reference" : "target"));
   if (auto built = ensure_reference_built(ctx); !built)
-    return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
-                    built.err().message);
+    return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+                       msg::FailureClass::env, built.err().message);
   if (ctx.inject_path.empty() || !fs::exists(ctx.inject_path))
-    return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
-                    fmt::format("the injection library `{}` is missing: "
-                                "reinstall kport or set KPORT_INJECT",
-                                ctx.inject_path));
+    return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+                       msg::FailureClass::env,
+                       fmt::format("the injection library `{}` is missing: "
+                                   "reinstall kport or set KPORT_INJECT",
+                                   ctx.inject_path));
   auto dir = fs::path{ctx.attempt_dir};
   std::vector<run_samples> ref_runs, cand_runs;
   auto started = std::chrono::steady_clock::now();
@@ -81,28 +75,32 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
                                     ? msg::GateVerdict::BLOCKED
                                     : msg::GateVerdict::INVESTIGATE;
       if (!result)
-        return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
-                        fmt::format("cannot run the {} bench: {}", to_string(s),
-                                    result.err().message));
+        return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+                           msg::FailureClass::env,
+                           fmt::format("cannot run the {} bench: {}",
+                                       to_string(s), result.err().message));
       if (!result->outcome.succeeded())
-        return end_with(verdict_on_failure, blame,
-                        fmt::format("the {} bench failed ({}) in round {}; see "
-                                    "{}",
-                                    to_string(s), result->outcome.describe(),
-                                    round, run.process.log_path));
+        return finish_gate(
+            ctx, report, verdict_on_failure, blame,
+            fmt::format("the {} bench failed ({}) in round {}; see "
+                        "{}",
+                        to_string(s), result->outcome.describe(), round,
+                        run.process.log_path));
       if (!result->trace_error.empty())
-        return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
-                        fmt::format("the {} bench's trace: {}", to_string(s),
-                                    result->trace_error));
+        return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+                           msg::FailureClass::env,
+                           fmt::format("the {} bench's trace: {}", to_string(s),
+                                       result->trace_error));
       if (result->backend == "cuda")
         for (auto& t : result->traces)
           if (!t.cupti_error.empty())
-            return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
-                            fmt::format("no device time: CUPTI could not "
-                                        "record the {} bench (pid {}): {}; "
-                                        "benches must not run their own "
-                                        "CUPTI client (torch.profiler)",
-                                        to_string(s), t.pid, t.cupti_error));
+            return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+                               msg::FailureClass::env,
+                               fmt::format("no device time: CUPTI could not "
+                                           "record the {} bench (pid {}): {}; "
+                                           "benches must not run their own "
+                                           "CUPTI client (torch.profiler)",
+                                           to_string(s), t.pid, t.cupti_error));
       for (auto& t : result->traces)
         for (auto& k : t.kernels)
           device_ns += static_cast<double>(k.end_ns - k.start_ns);
@@ -138,10 +136,10 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
   auto v = d.verdict == "DONE"          ? msg::GateVerdict::DONE
            : d.verdict == "INVESTIGATE" ? msg::GateVerdict::INVESTIGATE
                                         : msg::GateVerdict::BLOCKED;
-  return end_with(v,
-                  v == msg::GateVerdict::BLOCKED ? msg::FailureClass::env
-                                                 : msg::FailureClass::none,
-                  d.reason);
+  return finish_gate(ctx, report, v,
+                     v == msg::GateVerdict::BLOCKED ? msg::FailureClass::env
+                                                    : msg::FailureClass::none,
+                     d.reason);
 }
 
 } // namespace kport::gates

@@ -55,32 +55,25 @@ result<std::string> dump_ir(const gate_context& ctx, side s,
 gate_outcome run_structure_gate(const gate_context& ctx) {
   msg::GateReportT report;
   report.gate = msg::GateKind::structure;
-  auto end_with = [&](msg::GateVerdict v, msg::FailureClass c,
-                      std::string reason) {
-    report.verdict = v;
-    report.failure_class = c;
-    report.reason = std::move(reason);
-    return finish_gate(ctx, report);
-  };
   if (ctx.spec->reference.ir.empty() || ctx.spec->target.ir.empty()) {
     report.notes.push_back("structure not checked: the spec has no `ir` "
                            "command for the reference and the target");
-    return end_with(msg::GateVerdict::PASS_WITH_NOTES, msg::FailureClass::none,
-                    report.notes.back());
+    return finish_gate(ctx, report, msg::GateVerdict::PASS_WITH_NOTES,
+                       msg::FailureClass::none, report.notes.back());
   }
   if (auto built = ensure_reference_built(ctx); !built)
-    return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
-                    built.err().message);
+    return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+                       msg::FailureClass::env, built.err().message);
   // The reference's IR is the yardstick: when kport cannot get it, no agent
   // can fix that, so the gate is BLOCKED rather than FAIL.
   auto ref = dump_ir(ctx, side::reference, report);
   if (!ref)
-    return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
-                    ref.err().message);
+    return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+                       msg::FailureClass::env, ref.err().message);
   auto cand = dump_ir(ctx, side::candidate, report);
   if (!cand)
-    return end_with(msg::GateVerdict::FAIL, msg::FailureClass::kernel,
-                    cand.err().message);
+    return finish_gate(ctx, report, msg::GateVerdict::FAIL,
+                       msg::FailureClass::kernel, cand.err().message);
   auto policy_name = ctx.spec->ir_policy;
   if (policy_name.empty()) {
     auto text = runtime::read_file(*ref, 1u << 20);
@@ -89,8 +82,9 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
   }
   auto pol = ir::load_policy(policy_name);
   if (!pol)
-    return end_with(msg::GateVerdict::BLOCKED, msg::FailureClass::env,
-                    fmt::format("IR policy: {}", pol.err().message));
+    return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+                       msg::FailureClass::env,
+                       fmt::format("IR policy: {}", pol.err().message));
   auto diff = ir::diff_files(*ref, *cand, *pol);
   report.structure = std::make_unique<msg::StructureEvidenceT>();
   report.structure->reference_ir = *ref;
@@ -100,7 +94,8 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
     // An unreadable reference was caught above only if its command failed;
     // the comparator names which file it could not read.
     bool reference_side = diff.err().message.find(*ref) != std::string::npos;
-    return end_with(
+    return finish_gate(
+        ctx, report,
         reference_side ? msg::GateVerdict::BLOCKED : msg::GateVerdict::FAIL,
         reference_side ? msg::FailureClass::env : msg::FailureClass::kernel,
         diff.err().message);
@@ -131,22 +126,22 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
             f.notes);
   switch (diff->overall) {
   case ir::verdict::pass:
-    return end_with(
-        msg::GateVerdict::PASS, msg::FailureClass::none,
+    return finish_gate(
+        ctx, report, msg::GateVerdict::PASS, msg::FailureClass::none,
         fmt::format("IR structurally equal under policy {}", policy_name));
   case ir::verdict::pass_with_notes:
-    return end_with(msg::GateVerdict::PASS_WITH_NOTES, msg::FailureClass::none,
-                    fmt::format("IR equal under policy {} with {} notes",
-                                policy_name, diff->notes.size()));
+    return finish_gate(ctx, report, msg::GateVerdict::PASS_WITH_NOTES,
+                       msg::FailureClass::none,
+                       fmt::format("IR equal under policy {} with {} notes",
+                                   policy_name, diff->notes.size()));
   case ir::verdict::fail:
     break;
   }
-  return end_with(msg::GateVerdict::FAIL, msg::FailureClass::kernel,
-                  fmt::format("IR differs under policy {}: {}; see {}",
-                              policy_name,
-                              first_failure.empty() ? "see the diff"
-                                                    : first_failure,
-                              (dir / "ir-diff.txt").string()));
+  return finish_gate(
+      ctx, report, msg::GateVerdict::FAIL, msg::FailureClass::kernel,
+      fmt::format("IR differs under policy {}: {}; see {}", policy_name,
+                  first_failure.empty() ? "see the diff" : first_failure,
+                  (dir / "ir-diff.txt").string()));
 }
 
 } // namespace kport::gates

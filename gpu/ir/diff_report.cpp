@@ -1,5 +1,7 @@
 #include "gpu/ir/diff_report.hpp"
 
+#include "runtime/json_quote.hpp"
+
 #include <cstdio>
 #include <sstream>
 
@@ -36,38 +38,7 @@ const char* kind_name(edit_kind k) {
 }
 
 std::string json_string(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (c < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", c);
-        out += buf;
-      } else {
-        out += static_cast<char>(c);
-      }
-    }
-  }
-  out += '"';
-  return out;
+  return runtime::json_quote(s);
 }
 
 std::string json_list(const std::vector<std::string>& v) {

@@ -5,8 +5,8 @@
 #include "gpu/cuda_probe.hpp"
 #include "gpu/ir/diff.hpp"
 #include "runtime/atomic_file.hpp"
-#include "runtime/cli/json_writer.hpp"
 #include "runtime/cli/run_command.hpp"
+#include "runtime/json_quote.hpp"
 #include "runtime/schema.hpp"
 
 #include <CLI/CLI.hpp>
@@ -69,24 +69,24 @@ int list_devices(const std::vector<std::string>& files, bool json) {
   auto backend = cfg->devices.backend == "auto" ? (found ? "cuda" : "host")
                                                 : cfg->devices.backend;
   if (json) {
-    std::string out =
-        fmt::format("{{\"backend\": {}, \"host_slots\": {}, ",
-                    kport::cli::json_quote(backend), cfg->devices.host_slots);
+    std::string out = fmt::format("{{\"backend\": {}, \"host_slots\": {}, ",
+                                  kport::runtime::json_quote(backend),
+                                  cfg->devices.host_slots);
     out += "\"cuda\": [";
     if (found)
       for (std::size_t i = 0; i < found->size(); ++i) {
         auto& d = (*found)[i];
-        out +=
-            fmt::format("{}{{\"index\": {}, \"uuid\": {}, \"name\": {}, "
-                        "\"sm_clock_mhz\": {}, \"max_sm_clock_mhz\": {}, "
-                        "\"memory_bytes\": {}}}",
-                        i ? ", " : "", d.index, kport::cli::json_quote(d.uuid),
-                        kport::cli::json_quote(d.name), d.sm_clock_mhz,
-                        d.max_sm_clock_mhz, d.memory_bytes);
+        out += fmt::format("{}{{\"index\": {}, \"uuid\": {}, \"name\": {}, "
+                           "\"sm_clock_mhz\": {}, \"max_sm_clock_mhz\": {}, "
+                           "\"memory_bytes\": {}}}",
+                           i ? ", " : "", d.index,
+                           kport::runtime::json_quote(d.uuid),
+                           kport::runtime::json_quote(d.name), d.sm_clock_mhz,
+                           d.max_sm_clock_mhz, d.memory_bytes);
       }
     out += fmt::format("], \"cuda_error\": {}}}\n",
                        found ? "null"
-                             : kport::cli::json_quote(found.err().message));
+                             : kport::runtime::json_quote(found.err().message));
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
   }

@@ -1,7 +1,7 @@
 #include "runtime/cli/run_command.hpp"
 
 #include "runtime/cli/expectations.hpp"
-#include "runtime/cli/json_writer.hpp"
+#include "runtime/json_quote.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 namespace kport::cli {
+
+using runtime::json_quote;
 
 namespace {
 

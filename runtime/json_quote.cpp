@@ -1,8 +1,8 @@
-#include "runtime/cli/json_writer.hpp"
+#include "runtime/json_quote.hpp"
 
 #include <fmt/format.h>
 
-namespace kport::cli {
+namespace kport::runtime {
 
 std::string json_quote(std::string_view s) {
   std::string out = "\"";
@@ -33,4 +33,4 @@ std::string json_quote(std::string_view s) {
   return out + "\"";
 }
 
-} // namespace kport::cli
+} // namespace kport::runtime

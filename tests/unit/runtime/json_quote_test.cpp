@@ -1,15 +1,15 @@
-#include "runtime/cli/json_writer.hpp"
+#include "runtime/json_quote.hpp"
 
 #include <gtest/gtest.h>
 
-namespace kport::cli {
+namespace kport::runtime {
 namespace {
 
-TEST(json_writer, quotes_and_escapes_control_characters) {
+TEST(json_quote, quotes_and_escapes_control_characters) {
   EXPECT_EQ(json_quote("plain"), "\"plain\"");
   EXPECT_EQ(json_quote("a\"b\\c\nd\te"), "\"a\\\"b\\\\c\\nd\\te\"");
   EXPECT_EQ(json_quote(std::string{"\x01", 1}), "\"\\u0001\"");
 }
 
 } // namespace
-} // namespace kport::cli
+} // namespace kport::runtime
