@@ -68,25 +68,27 @@ def main(argv=None) -> int:
     for set_name, module in _bench_sets(args.set):
         for config in kport_bench.select(module.CONFIGS, args.only):
             entries.append((set_name, module, config))
-    figures: dict[str, list[dict[str, float]]] = {c.id: [] for _, _, c in entries}
+    # Keyed by set and id: both sets have configs of the same name (add-f32-*).
+    figures: dict[tuple[str, str], list[dict[str, float]]] = {
+        (s, c.id): [] for s, _, c in entries}
     started = time.monotonic()
     for run_index in range(2):
         for set_name, module, config in entries:
             generator = torch.Generator(device="cuda")
             generator.manual_seed(config.seed)
             inputs = module.make_inputs(config, generator)
-            figures[config.id].append(
+            figures[(set_name, config.id)].append(
                 _figures(lambda: module.call(*inputs), args.warmup_ms, args.rep_ms))
             del inputs
             print(f"do_bench pass {run_index + 1} {config.id:<32} "
-                  f"min={figures[config.id][-1]['min_ms'] * 1e3:10.2f} us "
-                  f"mean={figures[config.id][-1]['mean_ms'] * 1e3:10.2f} us",
+                  f"min={figures[(set_name, config.id)][-1]['min_ms'] * 1e3:10.2f} us "
+                  f"mean={figures[(set_name, config.id)][-1]['mean_ms'] * 1e3:10.2f} us",
                   file=sys.stderr, flush=True)
 
     configs = []
     ratios = {"min": [], "mean": []}
     for set_name, _, config in entries:
-        first, second = figures[config.id]
+        first, second = figures[(set_name, config.id)]
         row = {"config": config.id, "set": set_name,
                "min_ms": [first["min_ms"], second["min_ms"]],
                "mean_ms": [first["mean_ms"], second["mean_ms"]],
