@@ -27,10 +27,15 @@ run_samples samples_from_traces(const std::vector<gpu::trace>& traces,
                       : kernel_ns[r.id];
       out.per_config[config].push_back(ns);
       if (source == time_source::kernel_sum) {
-        std::string set;
-        for (auto& n : names[r.id])
-          set += (set.empty() ? "" : ",") + n;
-        out.kernel_sets[config].insert(set.empty() ? "(no kernel)" : set);
+        auto seen = names.find(r.id);
+        if (seen == names.end()) {
+          out.kernel_sets[config].insert(std::string{no_kernel});
+        } else {
+          std::string set;
+          for (auto& n : seen->second)
+            set += (set.empty() ? "" : ",") + n;
+          out.kernel_sets[config].insert(set);
+        }
       }
     }
   }

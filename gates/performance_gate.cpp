@@ -132,6 +132,27 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
   for (auto& u : summary.unpaired)
     report.notes.push_back(
         fmt::format("config `{}` ran on one side only: left out", u));
+  // On a GPU an iteration's time is its kernels' time: an iteration that
+  // launched none has no figure at all, and floored to min_time it would
+  // look fast. The reference doing that means the bench is not GPU work;
+  // the candidate doing it is skipped work, never DONE.
+  for (auto* side_runs : {&ref_runs, &cand_runs})
+    for (auto& run : *side_runs)
+      for (auto& [config, sets] : run.kernel_sets)
+        if (sets.count(std::string{no_kernel})) {
+          bool ref = side_runs == &ref_runs;
+          auto why = fmt::format(
+              "no_work: a {} iteration of config `{}` launched no kernel "
+              "inside its kport: range{}",
+              ref ? "reference" : "candidate", config,
+              ref ? " (on the cuda backend device time is kernel time; CPU "
+                    "benches need devices.backend = \"host\")"
+                  : "");
+          return finish_gate(
+              ctx, report,
+              ref ? msg::GateVerdict::BLOCKED : msg::GateVerdict::INVESTIGATE,
+              ref ? msg::FailureClass::env : msg::FailureClass::kernel, why);
+        }
   auto d = decide_performance(summary, spec.perf_floor);
   auto v = d.verdict == "DONE"          ? msg::GateVerdict::DONE
            : d.verdict == "INVESTIGATE" ? msg::GateVerdict::INVESTIGATE

@@ -44,5 +44,17 @@ TEST(bench_samples, device_time_is_the_sum_of_kernels_in_the_range) {
   EXPECT_EQ(s.per_config["n=16"], (std::vector<double>{0, 0}));
 }
 
+TEST(bench_samples, an_iteration_without_kernels_is_marked_as_such) {
+  auto s = samples_from_traces({make_trace()}, time_source::kernel_sum);
+  EXPECT_EQ(s.kernel_sets["n=16"],
+            (std::set<std::string>{std::string{no_kernel}}));
+  EXPECT_EQ(s.kernel_sets["n=32"].count(std::string{no_kernel}), 0u);
+}
+
+TEST(bench_samples, host_backend_keeps_no_kernel_sets) {
+  auto s = samples_from_traces({make_trace()}, time_source::range_wall);
+  EXPECT_TRUE(s.kernel_sets.empty());
+}
+
 } // namespace
 } // namespace kport::gates
