@@ -338,14 +338,23 @@ std::string start_cupti() {
       "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", nullptr};
   static const char* const runtime_prefixes[] = {
       "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", nullptr};
-  int n =
-      enable_launch_callbacks(CUPTI_CB_DOMAIN_DRIVER_API,
-                              CUPTI_DRIVER_TRACE_CBID_SIZE, driver_prefixes);
-  n += enable_launch_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API,
-                               CUPTI_RUNTIME_TRACE_CBID_SIZE, runtime_prefixes);
-  if (n == 0)
-    return "no launch callback could be enabled: kernels would have no range";
-  debug("CUPTI: %d launch callbacks enabled", n);
+  // KPORT_INJECT_LAUNCH_CALLBACKS=0 is for measuring what the callbacks cost
+  // (benchmarks/gpu/inject_overhead.py): kernels then have no range, so no
+  // gate can use such a trace.
+  auto* callbacks = std::getenv("KPORT_INJECT_LAUNCH_CALLBACKS");
+  if (!callbacks || std::strcmp(callbacks, "0") != 0) {
+    int n =
+        enable_launch_callbacks(CUPTI_CB_DOMAIN_DRIVER_API,
+                                CUPTI_DRIVER_TRACE_CBID_SIZE, driver_prefixes);
+    n += enable_launch_callbacks(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                 CUPTI_RUNTIME_TRACE_CBID_SIZE,
+                                 runtime_prefixes);
+    if (n == 0)
+      return "no launch callback could be enabled: kernels would have no "
+             "range";
+  }
+  debug("CUPTI: launch callbacks %s",
+        callbacks && std::strcmp(callbacks, "0") == 0 ? "off" : "on");
   if (auto e = api.register_buffers(&buffer_requested, &buffer_completed);
       e != CUPTI_SUCCESS)
     return "cuptiActivityRegisterCallbacks: " + result_text(e);
