@@ -67,3 +67,65 @@ class StatsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SelectorTest(unittest.TestCase):
+    """kport_bench.impl: the side chosen and where its module comes from."""
+
+    def setUp(self):
+        import os
+        import tempfile
+
+        from kport_bench import impl
+        self.impl = impl
+        self.saved = {k: os.environ.pop(k, None) for k in ("KPORT_IMPL", "KPORT_SIDE", "KPORT_WORKSPACE")}
+        self.tmp = tempfile.TemporaryDirectory()
+        root = pathlib.Path(self.tmp.name)
+        (root / "ref").mkdir()
+        (root / "ws").mkdir()
+        (root / "ref" / "op_ref_mod.py").write_text("SIDE = 'reference'\n")
+        (root / "ws" / "op_cand_mod.py").write_text("SIDE = 'candidate'\n")
+        self.root = root
+        self.selector = impl.Selector(root / "ref", "op_ref_mod", "op_cand_mod")
+
+    def tearDown(self):
+        import os
+        for key, value in self.saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        for name in ("op_ref_mod", "op_cand_mod"):
+            sys.modules.pop(name, None)
+        self.tmp.cleanup()
+
+    def test_reference_by_default_and_candidate_by_kport_side(self):
+        import os
+        self.assertEqual(self.impl.selected_impl(), "reference")
+        os.environ["KPORT_SIDE"] = "candidate"
+        self.assertEqual(self.impl.selected_impl(), "candidate")
+        os.environ["KPORT_IMPL"] = "reference"  # the user's choice wins
+        self.assertEqual(self.impl.selected_impl(), "reference")
+
+    def test_unknown_side_is_refused(self):
+        with self.assertRaises(ValueError):
+            self.impl.selected_impl("both")
+
+    def test_candidate_comes_from_the_workspace(self):
+        import os
+        os.environ["KPORT_WORKSPACE"] = str(self.root / "ws")
+        self.assertEqual(self.selector.load("candidate").SIDE, "candidate")
+        self.assertEqual(self.selector.load("reference").SIDE, "reference")
+
+    def test_missing_candidate_names_the_file(self):
+        with self.assertRaises(FileNotFoundError) as caught:
+            self.selector.load("candidate", str(self.root / "empty"))
+        self.assertIn("op_cand_mod.py", str(caught.exception))
+
+    def test_module_of_the_same_name_elsewhere_is_refused(self):
+        other = self.root / "other"
+        other.mkdir()
+        (other / "op_cand_mod.py").write_text("SIDE = 'impostor'\n")
+        self.impl.import_from(other, "op_cand_mod")
+        with self.assertRaises(ImportError):
+            self.selector.load("candidate", str(self.root / "ws"))

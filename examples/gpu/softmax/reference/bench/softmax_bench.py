@@ -20,21 +20,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 import softmax_select  # noqa: E402
 
-
-def _import_kport_bench():
-    try:
-        import kport_bench
-    except ImportError:
-        # <repo>/python, found from this file: examples/gpu/softmax/reference/bench.
-        for parent in HERE.parents:
-            if (parent / "python" / "kport_bench" / "__init__.py").is_file():
-                sys.path.insert(0, str(parent / "python"))
-                break
-        import kport_bench
-    return kport_bench
-
-
-kport_bench = _import_kport_bench()
+import kport_bench  # noqa: E402  (on sys.path through softmax_select)
 
 _DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 

@@ -10,7 +10,6 @@ relative) on top.
 
 from __future__ import annotations
 
-import os
 import pathlib
 import sys
 
@@ -20,24 +19,16 @@ import torch
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import softmax_select  # noqa: E402
 
-if not torch.cuda.is_available():
-    pytest.exit("no CUDA device: the softmax suite needs one", returncode=3)
+from kport_bench.testing import DTYPE_IDS, DTYPES, poison, random_tensor, require_cuda  # noqa: E402
+from kport_bench import testing  # noqa: E402
 
+DEVICE = require_cuda("softmax")
 IMPL_NAME = softmax_select.selected_impl()
 impl = softmax_select.load(IMPL_NAME)
-DEVICE = torch.device("cuda")
-DTYPES = [torch.float32, torch.float16, torch.bfloat16]
-DTYPE_IDS = ["f32", "f16", "bf16"]
 
 
 def tolerances(dtype: torch.dtype) -> tuple[float, float]:
-    rtol = float(os.environ.get("KPORT_RTOL", "1e-5"))
-    atol = float(os.environ.get("KPORT_ATOL", "1e-6"))
-    if dtype == torch.float16:
-        return max(rtol, 2e-3), max(atol, 1e-5)
-    if dtype == torch.bfloat16:
-        return max(rtol, 1e-2), max(atol, 1e-5)
-    return rtol, atol
+    return testing.tolerances(dtype)
 
 
 def oracle(x: torch.Tensor) -> torch.Tensor:
@@ -48,35 +39,16 @@ def oracle(x: torch.Tensor) -> torch.Tensor:
 
 
 def poisoned_call(x: torch.Tensor) -> torch.Tensor:
-    """Calls the implementation after leaving NaN in the allocator's free block
-    of the output's size: an output element the kernel never writes most
-    likely reads NaN then, not an earlier test's right answer."""
-    poison = torch.full(x.shape, float("nan"), dtype=x.dtype, device=x.device)
-    del poison
+    poison((x.shape, x.dtype))
     return impl.softmax(x)
 
 
 def assert_close(got: torch.Tensor, x: torch.Tensor) -> None:
-    want = oracle(x)
-    assert got.shape == x.shape, (got.shape, x.shape)
-    assert got.dtype == x.dtype, (got.dtype, x.dtype)
-    assert got.device == x.device
-    rtol, atol = tolerances(x.dtype)
-    err = (got.double() - want).abs()
-    bound = atol + rtol * want.abs()
-    bad = ~(err <= bound)  # NaN fails
-    if bad.any():
-        idx = tuple(int(i) for i in bad.nonzero()[0])
-        pytest.fail(f"{int(bad.sum())} of {got.numel()} elements off "
-                    f"(rtol={rtol}, atol={atol}); first at {idx}: got "
-                    f"{float(got[idx])}, want {float(want[idx])}")
+    testing.assert_close(got, oracle(x), *tolerances(x.dtype), dtype=x.dtype)
 
 
 def random_logits(shape, dtype, seed, scale=4.0, offset=0.0) -> torch.Tensor:
-    g = torch.Generator(device=DEVICE)
-    g.manual_seed(seed)
-    x = torch.randn(shape, generator=g, device=DEVICE, dtype=torch.float32) * scale + offset
-    return x.to(dtype)
+    return random_tensor(shape, dtype, seed, scale, offset, device=DEVICE)
 
 
 SHAPES = [
