@@ -73,6 +73,7 @@ typename Inspector::result_type inspect(Inspector& f, submit_reply& x) {
 struct run_request {
   std::shared_ptr<const gates::measured_run> run;
   runtime::cancel_token_ptr cancel;
+  std::uint64_t tag = 0; ///< echoed in the reply: which of a batch it was
 };
 
 template<class Inspector>
@@ -88,11 +89,12 @@ struct run_reply {
   /// The device itself misbehaved (not the program it ran): counts towards
   /// draining it.
   std::string fault;
+  std::uint64_t tag = 0; ///< the request's
 };
 
 template<class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_reply& x) {
-  return f(caf::meta::type_name("run_reply"), x.error, x.fault);
+  return f(caf::meta::type_name("run_reply"), x.error, x.fault, x.tag);
 }
 
 /// What a device reports about itself (`kport devices`, run summaries).
@@ -100,9 +102,17 @@ struct device_status {
   std::string name;
   std::string backend;
   std::string uuid;
-  int queued = 0;
-  int runs = 0;
-  std::int64_t busy_ns = 0;
+  bool lease = false; ///< runs start side by side, one holds the device
+  int queued = 0;     ///< runs not started (start-up slots full)
+  int starting = 0;   ///< processes starting up, or done with the device
+  int waiting = 0;    ///< processes waiting for the lease
+  int leased = 0;     ///< 1 while a run holds the device
+  int runs = 0;       ///< runs finished
+  std::int64_t queue_ns = 0;    ///< all runs' time in each phase so far
+  std::int64_t starting_ns = 0;
+  std::int64_t waiting_ns = 0;
+  std::int64_t leased_ns = 0;
+  std::int64_t busy_ns = 0; ///< cuda: kernel time; host: leased time
   bool drained = false;
   std::string drain_reason;
 };
@@ -110,7 +120,9 @@ struct device_status {
 template<class Inspector>
 typename Inspector::result_type inspect(Inspector& f, device_status& x) {
   return f(caf::meta::type_name("device_status"), x.name, x.backend, x.uuid,
-           x.queued, x.runs, x.busy_ns, x.drained, x.drain_reason);
+           x.lease, x.queued, x.starting, x.waiting, x.leased, x.runs,
+           x.queue_ns, x.starting_ns, x.waiting_ns, x.leased_ns, x.busy_ns,
+           x.drained, x.drain_reason);
 }
 
 } // namespace kport::actors

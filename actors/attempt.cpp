@@ -91,26 +91,44 @@ void gate_attempt(caf::blocking_actor* self, attempt_plan plan,
   ctx.cancel = plan.cancel.get();
   auto pool = plan.env->pool;
   auto cancel = plan.cancel;
-  ctx.run_measured =
-      [self, pool,
-       cancel](const gates::measured_run& run) -> result<gates::run_result> {
-    result<gates::run_result> out = fail(error_code::internal, "no reply");
-    self->request(
-            pool, caf::infinite,
-            run_request{std::make_shared<gates::measured_run>(run), cancel})
-        .receive(
-            [&](run_reply& reply) {
-              if (reply.result)
-                out = *reply.result;
-              else
-                out = fail(error_code::process, reply.error);
-            },
-            [&](caf::error& err) {
-              out = fail(error_code::internal,
-                         fmt::format("the device pool failed: {}",
-                                     self->system().render(err)));
-            });
+  ctx.run_measured_all = [self, pool, cancel](
+                             const std::vector<gates::measured_run>& runs) {
+    // All runs are handed over before any reply is awaited: the device
+    // starts them side by side and leases itself to one at a time. Replies
+    // come in any order and carry their run's index.
+    std::vector<result<gates::run_result>> out(
+        runs.size(), fail(error_code::internal, "no reply"));
+    self->monitor(pool);
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      self->send(pool,
+                 run_request{std::make_shared<gates::measured_run>(runs[i]),
+                             cancel, i});
+    std::size_t received = 0;
+    bool pool_down = false;
+    self->receive_while([&] { return !pool_down && received < runs.size(); })(
+        [&](run_reply& reply) {
+          if (reply.tag >= out.size())
+            return;
+          ++received;
+          if (reply.result)
+            out[reply.tag] = *reply.result;
+          else
+            out[reply.tag] = fail(error_code::process, reply.error);
+        },
+        [&](caf::down_msg& down) {
+          pool_down = true;
+          for (auto& o : out)
+            if (!o)
+              o = fail(error_code::internal,
+                       fmt::format("the device pool failed: {}",
+                                   self->system().render(down.reason)));
+        });
+    self->demonitor(caf::actor_cast<caf::actor_addr>(pool));
     return out;
+  };
+  ctx.run_measured = [all = ctx.run_measured_all](
+                         const gates::measured_run& run) {
+    return std::move(all({run}).front());
   };
   gates::gate_outcome g;
   switch (plan.def.gate) {

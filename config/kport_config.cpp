@@ -65,12 +65,16 @@ kport_config decode(toml::table& merged) {
     c.devices.cuda_devices = r.strings("cuda_devices");
     c.devices.fault_limit = positive(r, "fault_limit", c.devices.fault_limit);
     c.devices.queue_limit = positive(r, "queue_limit", c.devices.queue_limit);
-    // An admitted job has at most one measured run waiting; a device queue
-    // smaller than the admitted jobs would turn contention into failures.
+    c.devices.lease = r.boolean("lease", c.devices.lease);
+    c.devices.startup_limit =
+        positive(r, "startup_limit", c.devices.startup_limit);
+    // The queue counts jobs with runs waiting (a gate hands all its runs
+    // over at once); one smaller than the admitted jobs would turn
+    // contention into failures.
     if (c.devices.queue_limit < c.runtime.max_jobs)
       r.fail_at("queue_limit",
                 fmt::format("is {} but runtime.max_jobs is {}: the device "
-                            "queue must hold a run of every admitted job",
+                            "queue must hold the runs of every admitted job",
                             c.devices.queue_limit, c.runtime.max_jobs));
     r.finish();
   }

@@ -28,7 +28,9 @@ struct device_settings {
   int host_slots = 1;
   std::vector<std::string> cuda_devices; ///< indices or UUIDs; empty = all
   int fault_limit = 3;
-  int queue_limit = 4096;
+  int queue_limit = 4096; ///< jobs with measured runs waiting, at most
+  bool lease = true;      ///< start runs side by side, lease the device
+  int startup_limit = 4;  ///< lease: processes of one device at once
 };
 
 /// [gates]: limits of the processes gates run.

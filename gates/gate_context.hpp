@@ -3,6 +3,7 @@
 #include "config/kport_config.hpp"
 #include "config/port_spec.hpp"
 #include "gpu/cuda_probe.hpp"
+#include "gpu/lease_order.hpp"
 #include "gpu/trace_file.hpp"
 #include "runtime/cancel_token.hpp"
 #include "runtime/error.hpp"
@@ -20,6 +21,7 @@ struct measured_run {
   runtime::process_spec process;
   std::string trace_dir; ///< KPORT_TRACE_DIR of the run
   std::string pair_key;  ///< runs of one pair share a device
+  int seq = 0;           ///< order of the pair's runs on the device (A B A B)
 };
 
 /// How a measured run ended, with the traces its processes wrote.
@@ -31,10 +33,17 @@ struct run_result {
   std::string backend;            ///< "host" or "cuda"
   gpu::clock_sample clock_before; ///< cuda: SM clock around the run
   gpu::clock_sample clock_after;
+  gpu::lease_times lease;         ///< queued, starting, waiting, leased time
+  std::int64_t kernel_ns = 0;     ///< cuda: the device time of every kernel
 };
 
 /// Runs a measured run on a device of the pool and waits for it.
 using run_measured_fn = std::function<result<run_result>(const measured_run&)>;
+
+/// Hands several runs to the pool at once (they start side by side under the
+/// device lease) and waits for all; results in the order of the runs.
+using run_measured_all_fn = std::function<std::vector<result<run_result>>(
+    const std::vector<measured_run>&)>;
 
 /// Everything a gate needs to run for one job attempt.
 struct gate_context {
@@ -48,6 +57,7 @@ struct gate_context {
   std::string inject_path;   ///< libkport_inject.so, for NVTX and CUPTI
   const runtime::cancel_token* cancel = nullptr;
   run_measured_fn run_measured;
+  run_measured_all_fn run_measured_all;
 };
 
 /// A gate's verdict, the qualifier that routes it, and its report's path.

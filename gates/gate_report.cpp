@@ -39,6 +39,11 @@ void add_measured_run(msg::GateReportT& report, const measured_run& run,
   for (auto& t : r->traces)
     kernels += static_cast<int>(t.kernels.size());
   rec.kernels = kernels;
+  rec.queued_ns = r->lease.queued_ns;
+  rec.starting_ns = r->lease.starting_ns;
+  rec.waiting_ns = r->lease.waiting_ns;
+  rec.leased_ns = r->lease.leased_ns;
+  rec.kernel_ns = r->kernel_ns;
 }
 
 std::unique_ptr<msg::TestCountsT> to_message(const test_counts& c) {

@@ -56,6 +56,9 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
   std::vector<run_samples> ref_runs, cand_runs;
   auto started = std::chrono::steady_clock::now();
   double device_ns = 0;
+  // Every run is handed over at once, in A B A B order: the device starts
+  // them side by side and leases itself to them in that order.
+  std::vector<measured_run> runs;
   for (int round = 1; round <= spec.perf_rounds; ++round) {
     for (auto s : {side::reference, side::candidate}) {
       auto name = fmt::format("bench-{}-{}", to_string(s), round);
@@ -63,11 +66,21 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
       run.what = fmt::format("bench {} {}", to_string(s), round);
       run.trace_dir = (dir / "traces" / name).string();
       run.pair_key = ctx.job;
+      run.seq = static_cast<int>(runs.size());
       auto& argv =
           s == side::reference ? spec.reference.bench : spec.target.bench;
       run.process = side_process(ctx, s, argv, (dir / (name + ".log")).string(),
                                  ctx.cfg->gates.bench_timeout);
-      auto result = ctx.run_measured(run);
+      runs.push_back(std::move(run));
+    }
+  }
+  auto results = ctx.run_measured_all(runs);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    {
+      auto& run = runs[i];
+      auto s = i % 2 == 0 ? side::reference : side::candidate;
+      auto round = static_cast<int>(i / 2) + 1;
+      auto& result = results[i];
       add_measured_run(report, run, result);
       auto blame = s == side::reference ? msg::FailureClass::env
                                         : msg::FailureClass::kernel;

@@ -1,5 +1,7 @@
 #include "gpu/device_actor.hpp"
 
+#include "gpu/lease_server.hpp"
+
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -9,49 +11,58 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// What a worker needs to run one process: everything is decided already.
+struct prepared_run {
+  device_descriptor desc;
+  runtime::process_spec spec;
+  std::string trace_dir;
+};
+
 /// The variables a measured run gets from its device, and nothing else may
-/// set: the injection library, where traces go, which GPU.
+/// set: the injection library, where traces go, which GPU, the lease.
 std::vector<std::pair<std::string, std::string>>
-device_env(const device_state& st, const std::string& trace_dir) {
+device_env(const device_state& st, const std::string& trace_dir,
+           std::uint64_t run) {
   std::vector<std::pair<std::string, std::string>> env{
       {"KPORT_TRACE_DIR", trace_dir},
-      {"NVTX_INJECTION64_PATH", st.inject_path},
+      {"NVTX_INJECTION64_PATH", st.opts.inject_path},
       {"KPORT_DEVICE", st.desc.name},
   };
-  if (st.desc.backend == "cuda") {
-    env.emplace_back("CUDA_INJECTION64_PATH", st.inject_path);
+  bool cuda = st.desc.backend == "cuda";
+  if (cuda) {
+    env.emplace_back("CUDA_INJECTION64_PATH", st.opts.inject_path);
     env.emplace_back("CUDA_VISIBLE_DEVICES", st.desc.uuid);
+  }
+  if (st.opts.lease && st.lease) {
+    env.emplace_back("KPORT_LEASE_SOCKET", st.lease->path());
+    env.emplace_back("KPORT_LEASE_TOKEN", std::to_string(run));
+    // A GPU is held at the first work put on it; a CPU slot at the first
+    // measured range (its start-up is everything before).
+    env.emplace_back("KPORT_LEASE_HOLD", cuda ? "work" : "range");
   }
   return env;
 }
 
-/// Runs one measured process: the only place a test or bench runs.
-actors::run_reply run_measured(device_state& st,
-                               const actors::run_request& req) {
+/// Blocks for the length of one process: runs on a worker's own thread.
+actors::run_reply run_process_measured(const prepared_run& run,
+                                       const runtime::cancel_token* cancel) {
   actors::run_reply reply;
-  auto spec = req.run->process;
   std::error_code ec;
-  fs::remove_all(req.run->trace_dir, ec);
-  fs::create_directories(req.run->trace_dir, ec);
+  fs::remove_all(run.trace_dir, ec);
+  fs::create_directories(run.trace_dir, ec);
   if (ec) {
     reply.error = fmt::format("cannot create trace folder `{}`: {}",
-                              req.run->trace_dir, ec.message());
+                              run.trace_dir, ec.message());
     return reply;
   }
-  auto env = device_env(st, req.run->trace_dir);
-  std::erase_if(spec.unset_env, [&](auto& k) {
-    return std::any_of(env.begin(), env.end(),
-                       [&](auto& kv) { return kv.first == k; });
-  });
-  spec.env.insert(spec.env.end(), env.begin(), env.end());
   auto result = std::make_shared<gates::run_result>();
-  result->device = st.desc.name;
-  result->backend = st.desc.backend;
-  bool cuda = st.desc.backend == "cuda";
+  result->device = run.desc.name;
+  result->backend = run.desc.backend;
+  bool cuda = run.desc.backend == "cuda";
   if (cuda)
-    if (auto c = sample_clock(st.desc.uuid))
+    if (auto c = sample_clock(run.desc.uuid))
       result->clock_before = *c;
-  auto out = runtime::run_process(spec, req.cancel.get());
+  auto out = runtime::run_process(run.spec, cancel);
   if (!out) {
     reply.error = out.err().message;
     return reply;
@@ -60,32 +71,145 @@ actors::run_reply run_measured(device_state& st,
   if (cuda) {
     // A device NVML can no longer see after a run is lost, whatever the
     // program did: that is the device's fault, not the port's.
-    if (auto c = sample_clock(st.desc.uuid))
+    if (auto c = sample_clock(run.desc.uuid))
       result->clock_after = *c;
     else
       reply.fault = c.err().message;
   }
-  auto traces = read_trace_dir(req.run->trace_dir);
+  auto traces = read_trace_dir(run.trace_dir);
   if (traces)
     result->traces = std::move(*traces);
   else
     result->trace_error = traces.err().message;
-  st.busy_ns += result->outcome.wall.count();
-  ++st.runs;
+  for (auto& t : result->traces)
+    for (auto& k : t.kernels)
+      result->kernel_ns += k.end_ns - k.start_ns;
   reply.result = std::move(result);
   return reply;
+}
+
+/// A worker: one process, then it is gone. Detached, so that its blocking
+/// wait takes a thread of its own and not one of the scheduler's.
+caf::behavior run_worker(caf::event_based_actor* self,
+                         std::shared_ptr<const prepared_run> run) {
+  return {
+      [=](actors::run_request& req) -> actors::run_reply {
+        self->quit();
+        return run_process_measured(*run, req.cancel.get());
+      },
+  };
+}
+
+void start(actors::device_actor::stateful_pointer<device_state> self,
+           std::uint64_t id);
+
+/// Starts the runs the lease lets start.
+void start_all(actors::device_actor::stateful_pointer<device_state> self,
+               const std::vector<std::uint64_t>& ids) {
+  for (auto id : ids)
+    start(self, id);
+}
+
+void finish(actors::device_actor::stateful_pointer<device_state> self,
+            std::uint64_t id, actors::run_reply reply) {
+  auto& st = self->state;
+  auto it = st.runs.find(id);
+  if (it == st.runs.end())
+    return;
+  auto overstay = st.lease->overstay_reason(id);
+  auto [times, next] = st.lease->end(id);
+  if (reply.result) {
+    auto result = std::make_shared<gates::run_result>(*reply.result);
+    result->lease = times;
+    if (!overstay.empty())
+      result->outcome.tail +=
+          fmt::format("\n[kport] killed: the run {}\n", overstay);
+    st.kernel_ns += result->kernel_ns;
+    st.wall_ns += result->outcome.wall.count();
+    reply.result = std::move(result);
+  }
+  ++st.finished;
+  auto promise = std::move(it->second.promise);
+  st.runs.erase(it);
+  promise.deliver(std::move(reply));
+  start_all(self, next);
+}
+
+void start(actors::device_actor::stateful_pointer<device_state> self,
+           std::uint64_t id) {
+  auto& st = self->state;
+  auto it = st.runs.find(id);
+  if (it == st.runs.end())
+    return;
+  auto& req = it->second.req;
+  auto run = std::make_shared<prepared_run>();
+  run->desc = st.desc;
+  run->trace_dir = req.run->trace_dir;
+  run->spec = req.run->process;
+  auto env = device_env(st, run->trace_dir, id);
+  std::erase_if(run->spec.unset_env, [&](auto& k) {
+    return std::any_of(env.begin(), env.end(),
+                       [&](auto& kv) { return kv.first == k; });
+  });
+  run->spec.env.insert(run->spec.env.end(), env.begin(), env.end());
+  if (st.opts.lease) {
+    // The lease bounds start-up and the time on the device, each by the
+    // run's timeout; time spent waiting for others is not the run's.
+    run->spec.timeout_signal = it->second.overstay;
+    run->spec.timeout = std::chrono::milliseconds{0};
+  }
+  auto worker = self->spawn<caf::detached>(
+      run_worker, std::shared_ptr<const prepared_run>{run});
+  self->request(worker, caf::infinite, req)
+      .then(
+          [=](actors::run_reply& reply) { finish(self, id, std::move(reply)); },
+          [=](caf::error& err) {
+            actors::run_reply reply;
+            reply.error = fmt::format("the run's worker failed: {}",
+                                      self->system().render(err));
+            reply.fault = reply.error;
+            finish(self, id, std::move(reply));
+          });
 }
 
 } // namespace
 
 actors::device_actor::behavior_type
 device(actors::device_actor::stateful_pointer<device_state> self,
-       device_descriptor desc, std::string inject_path) {
-  self->state.desc = std::move(desc);
-  self->state.inject_path = std::move(inject_path);
+       device_descriptor desc, device_options opts) {
+  auto& st = self->state;
+  st.desc = std::move(desc);
+  st.opts = std::move(opts);
+  // Without the lease the same queue runs one process at a time.
+  auto limit = st.opts.lease ? st.opts.startup_limit : 1;
+  auto dir = st.opts.lease_dir.empty() ? fs::temp_directory_path().string()
+                                       : st.opts.lease_dir;
+  if (auto server = lease_server::start(dir, st.desc.name, limit))
+    st.lease = std::shared_ptr<lease_server>(std::move(*server));
+  else
+    st.lease_error = server.err().message;
   return {
-      [=](actors::run_request& req) -> actors::run_reply {
-        return run_measured(self->state, req);
+      [=](actors::run_request& req) -> caf::result<actors::run_reply> {
+        auto& st = self->state;
+        if (!st.lease)
+          return actors::run_reply{
+              nullptr, st.lease_error,
+              fmt::format("{} cannot run anything: {}", st.desc.name,
+                          st.lease_error)};
+        auto id = st.next_run++;
+        auto promise = self->make_response_promise<actors::run_reply>();
+        auto overstay = runtime::make_cancel_token();
+        st.runs.emplace(id, device_state::pending{req, promise, overstay});
+        lease_server::run_info info;
+        info.id = id;
+        info.pair = req.run->pair_key;
+        info.seq = req.run->seq;
+        if (st.opts.lease) {
+          info.timeout = req.run->process.timeout;
+          info.overstay = overstay;
+        }
+              start_all(self, st.lease->admit(std::move(info)));
+        return promise;
       },
       [=](actors::status_atom) -> actors::device_status {
         auto& st = self->state;
@@ -93,9 +217,20 @@ device(actors::device_actor::stateful_pointer<device_state> self,
         s.name = st.desc.name;
         s.backend = st.desc.backend;
         s.uuid = st.desc.uuid;
-        s.queued = static_cast<int>(self->mailbox().size());
-        s.runs = st.runs;
-        s.busy_ns = st.busy_ns;
+        s.runs = st.finished;
+        s.lease = st.opts.lease;
+        if (st.lease) {
+          auto c = st.lease->counts();
+          s.queued = c.queued;
+          s.starting = c.starting;
+          s.waiting = c.waiting;
+          s.leased = c.leased;
+          s.queue_ns = c.total.queued_ns;
+          s.starting_ns = c.total.starting_ns;
+          s.waiting_ns = c.total.waiting_ns;
+          s.leased_ns = c.total.leased_ns;
+        }
+        s.busy_ns = st.desc.backend == "cuda" ? st.kernel_ns : s.leased_ns;
         return s;
       },
   };

@@ -2,9 +2,14 @@
 
 #include "actors/actor_messages.hpp"
 
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 
 namespace kport::gpu {
+
+class lease_server;
 
 /// Which device an actor owns: a CPU slot (host) or one GPU (cuda).
 struct device_descriptor {
@@ -13,21 +18,42 @@ struct device_descriptor {
   std::string uuid;    ///< cuda: pins runs with CUDA_VISIBLE_DEVICES
 };
 
+/// How a device runs what it is given.
+struct device_options {
+  std::string inject_path;
+  /// Start runs side by side and lease the device to one at a time; off,
+  /// runs go one after another, whole.
+  bool lease = true;
+  int startup_limit = 4; ///< lease: processes alive at once
+  std::string lease_dir; ///< where the lease socket's folder goes
+};
+
 /// State of one device actor.
 struct device_state {
   device_descriptor desc;
-  std::string inject_path;
-  int runs = 0;
-  std::int64_t busy_ns = 0;
+  device_options opts;
+  std::shared_ptr<lease_server> lease;
+  std::string lease_error; ///< why the lease could not start, if so
+  std::uint64_t next_run = 1;
+  struct pending {
+    actors::run_request req;
+    caf::typed_response_promise<actors::run_reply> promise;
+    runtime::cancel_token_ptr overstay; ///< fired by the lease
+  };
+  std::map<std::uint64_t, pending> runs; ///< given, not finished
+  int finished = 0;
+  std::int64_t kernel_ns = 0; ///< cuda: device time of all runs' kernels
+  std::int64_t wall_ns = 0;   ///< wall time of all runs' processes
   static inline const char* name = "device";
 };
 
-/// A device: runs one measured process at a time under the injection
-/// library (NVTX on the host; CUPTI and NVTX on a GPU, pinned to it) and
-/// collects the traces it wrote. Spawn it detached: its handler blocks for
-/// the length of the run.
+/// A device: runs measured processes under the injection library (NVTX on
+/// the host; CUPTI and NVTX on a GPU, pinned to it) and collects the traces
+/// they wrote. With the lease, several processes start at once and each
+/// waits, at its first work, for the device (gpu/lease_server.hpp); a worker
+/// actor of its own waits for each process, so the device stays responsive.
 actors::device_actor::behavior_type
 device(actors::device_actor::stateful_pointer<device_state> self,
-       device_descriptor desc, std::string inject_path);
+       device_descriptor desc, device_options opts);
 
 } // namespace kport::gpu

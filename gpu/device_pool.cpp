@@ -12,7 +12,11 @@ device_pool(actors::pool_actor::stateful_pointer<device_pool_state> self,
   self->state.places = placement{devices.size(), fault_limit};
   self->state.devices = std::move(devices);
   self->state.queue_limit = queue_limit;
-  auto finished = [=](std::size_t d, const std::string& fault) {
+  auto finished = [=](std::size_t d, const std::string& pair,
+                      const std::string& fault) {
+    auto& out = self->state.outstanding;
+    if (auto it = out.find(pair); it != out.end() && --it->second <= 0)
+      out.erase(it);
     if (self->state.places.done(d, fault))
       spdlog::error("device {} drained: {}", d,
                     self->state.places.drain_reason(d));
@@ -20,13 +24,19 @@ device_pool(actors::pool_actor::stateful_pointer<device_pool_state> self,
   return {
       [=](actors::run_request& req) -> caf::result<actors::run_reply> {
         auto& st = self->state;
-        if (st.queue_limit > 0 && st.places.outstanding() >= st.queue_limit)
+        // Counted by job, not by run: a gate hands all its runs over at
+        // once, and refusing part of them would fail a job for the load.
+        auto pair = req.run->pair_key;
+        auto tag = req.tag;
+        if (st.queue_limit > 0 && !st.outstanding.contains(pair) &&
+            st.outstanding.size() >= st.queue_limit)
           return actors::run_reply{
               nullptr,
-              fmt::format("the device queue is full ({} runs waiting); raise "
-                          "runtime.queue_limit or run fewer jobs",
-                          st.places.outstanding()),
-              {}};
+              fmt::format("the device queue is full ({} jobs with runs "
+                          "waiting); raise devices.queue_limit or run fewer "
+                          "jobs",
+                          st.outstanding.size()),
+              {}, tag};
         auto d = st.places.place(req.run->pair_key);
         if (!d)
           return actors::run_reply{
@@ -34,20 +44,22 @@ device_pool(actors::pool_actor::stateful_pointer<device_pool_state> self,
               fmt::format("every device is drained (device 0: {}); see `kport "
                           "devices`",
                           st.places.drain_reason(0)),
-              {}};
+              {}, tag};
+        ++st.outstanding[pair];
         auto rp = self->make_response_promise<actors::run_reply>();
         self->request(st.devices[*d], caf::infinite, std::move(req))
             .then(
                 [=](actors::run_reply& reply) mutable {
-                  finished(*d, reply.fault);
+                  finished(*d, pair, reply.fault);
+                  reply.tag = tag;
                   rp.deliver(std::move(reply));
                 },
                 [=](caf::error& err) mutable {
                   auto why = self->system().render(err);
-                  finished(*d, why);
+                  finished(*d, pair, why);
                   rp.deliver(actors::run_reply{
                       nullptr, fmt::format("device {} failed: {}", *d, why),
-                      why});
+                      why, tag});
                 });
         return rp;
       },

@@ -3,6 +3,8 @@
 #include "actors/actor_messages.hpp"
 #include "gpu/placement.hpp"
 
+#include <map>
+#include <string>
 #include <vector>
 
 namespace kport::gpu {
@@ -11,7 +13,8 @@ namespace kport::gpu {
 struct device_pool_state {
   std::vector<actors::device_actor> devices;
   placement places{0};
-  std::size_t queue_limit = 0;
+  std::size_t queue_limit = 0; ///< pairs (jobs) with runs outstanding
+  std::map<std::string, int> outstanding; ///< runs outstanding per pair
   static inline const char* name = "device_pool";
 };
 

@@ -234,6 +234,8 @@ result<process_outcome> run_process(const process_spec& spec,
       fds.push_back({pidfd, POLLIN, 0});
     if (!exited && cancel && !terminating)
       fds.push_back({cancel->fd(), POLLIN, 0});
+    if (!exited && spec.timeout_signal && !terminating)
+      fds.push_back({spec.timeout_signal->fd(), POLLIN, 0});
     auto now = clock::now();
     auto next = std::min({deadline, kill_at, drain_until});
     int wait_ms = -1;
@@ -260,6 +262,9 @@ result<process_outcome> run_process(const process_spec& spec,
         }
       } else if (cancel && p.fd == cancel->fd()) {
         out.cancelled = true;
+        terminate();
+      } else if (spec.timeout_signal && p.fd == spec.timeout_signal->fd()) {
+        out.timed_out = !out.cancelled;
         terminate();
       }
     }

@@ -25,6 +25,10 @@ struct process_spec {
   std::size_t log_limit = 16u << 20;
   /// Zero means no timeout.
   std::chrono::milliseconds timeout{0};
+  /// Fired by whoever keeps a time bound the runner cannot see (the device
+  /// lease bounds the time a run holds the device, not its wall time): the
+  /// process group dies and the outcome says timed out.
+  cancel_token_ptr timeout_signal;
   /// Between SIGTERM and SIGKILL of the process group on timeout or cancel.
   std::chrono::milliseconds kill_grace{1000};
 };

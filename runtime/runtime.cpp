@@ -178,9 +178,12 @@ result<std::unique_ptr<engine>> engine::start(config::kport_config cfg,
   if (!devices)
     return std::move(devices).err();
   p->backend = devices->front().backend;
+  gpu::device_options dev_opts;
+  dev_opts.inject_path = p->inject;
+  dev_opts.lease = p->cfg->devices.lease;
+  dev_opts.startup_limit = p->cfg->devices.startup_limit;
   for (auto& d : *devices)
-    p->devices.push_back(
-        p->sys->spawn<caf::detached>(gpu::device, d, p->inject));
+    p->devices.push_back(p->sys->spawn(gpu::device, d, dev_opts));
   p->pool =
       p->sys->spawn(gpu::device_pool, p->devices,
                     static_cast<std::size_t>(std::max(
@@ -334,10 +337,14 @@ std::vector<device_summary> engine::devices() {
   self->request(impl_->pool, std::chrono::seconds{10}, actors::status_atom_v)
       .receive(
           [&](std::vector<actors::device_status>& all) {
+            auto sec = [](std::int64_t ns) {
+              return static_cast<double>(ns) / 1e9;
+            };
             for (auto& d : all)
-              out.push_back({d.name, d.backend, d.uuid, d.runs,
-                             static_cast<double>(d.busy_ns) / 1e9, d.drained,
-                             d.drain_reason});
+              out.push_back({d.name, d.backend, d.uuid, d.runs, d.lease,
+                             sec(d.queue_ns), sec(d.starting_ns),
+                             sec(d.waiting_ns), sec(d.leased_ns),
+                             sec(d.busy_ns), d.drained, d.drain_reason});
           },
           [&](caf::error&) {});
   return out;

@@ -53,7 +53,12 @@ struct device_summary {
   std::string backend;
   std::string uuid;
   int runs = 0;
-  double busy_s = 0;
+  bool lease = false;
+  double queued_s = 0;   ///< runs waiting for a start-up slot
+  double starting_s = 0; ///< processes running without the device
+  double waiting_s = 0;  ///< processes waiting for the lease
+  double leased_s = 0;   ///< a run holding the device
+  double busy_s = 0;     ///< cuda: kernel time; host: leased time
   bool drained = false;
   std::string drain_reason;
 };

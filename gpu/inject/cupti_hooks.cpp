@@ -3,6 +3,7 @@
 // dlopen, so that the library loads in processes that never touch CUDA and
 // on machines that have no libcupti.
 
+#include "gpu/inject/lease_client.hpp"
 #include "gpu/inject/recorder.hpp"
 
 #include <cupti.h>
@@ -262,8 +263,11 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API ||
       domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     auto* cb = static_cast<const CUpti_CallbackData*>(data);
-    if (cb->callbackSite == CUPTI_API_ENTER)
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+      // Held here until the device is ours: the call has not run yet.
+      lease_acquire();
       note_launch(cb->correlationId);
+    }
     return;
   }
   if (domain != CUPTI_CB_DOMAIN_RESOURCE)
@@ -335,14 +339,19 @@ std::string start_cupti() {
         e != CUPTI_SUCCESS)
       return "cuptiEnableCallback(resource): " + result_text(e);
   static const char* const driver_prefixes[] = {
-      "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", nullptr};
+      "cuLaunch",     "cuGraphLaunch",      "cuMemcpy",          "cuMemset",
+      "cuMemPrefetch", "cuStreamWriteValue", "cuStreamBatchMemOp", nullptr};
   static const char* const runtime_prefixes[] = {
-      "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", nullptr};
+      "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset",
+      "cudaMemPrefetch", nullptr};
   // KPORT_INJECT_LAUNCH_CALLBACKS=0 is for measuring what the callbacks cost
   // (benchmarks/gpu/inject_overhead.py): kernels then have no range, so no
   // gate can use such a trace.
   auto* callbacks = std::getenv("KPORT_INJECT_LAUNCH_CALLBACKS");
-  if (!callbacks || std::strcmp(callbacks, "0") != 0) {
+  // The lease holds a process at its first call that puts work on the
+  // device, so it needs these callbacks whatever the measuring knob says.
+  if (!callbacks || std::strcmp(callbacks, "0") != 0 ||
+      lease_mode() == lease_hold::work) {
     int n =
         enable_launch_callbacks(CUPTI_CB_DOMAIN_DRIVER_API,
                                 CUPTI_DRIVER_TRACE_CBID_SIZE, driver_prefixes);

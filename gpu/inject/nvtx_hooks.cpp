@@ -2,6 +2,7 @@
 // NVTX3 headers in the process call InitializeInjectionNvtx2, which fills
 // NVTX's callback tables with the functions below. Needs no GPU and no CUDA.
 
+#include "gpu/inject/lease_client.hpp"
 #include "gpu/inject/recorder.hpp"
 
 // A tool implements the NVTX API rather than calling it (nvToolsExt.h).
@@ -90,6 +91,19 @@ void NVTX_API range_end(nvtxRangeId_t id) {
   end_range(id);
 }
 
+// Marks are not recorded; one name is the bench's word that its measured
+// part is over (kport_bench.release_lease).
+void NVTX_API mark_a(const char* message) {
+  lease_at_mark(message ? message : "");
+}
+void NVTX_API mark_ex(const nvtxEventAttributes_t* attr) {
+  lease_at_mark(message_of(attr));
+}
+void NVTX_API domain_mark_ex(nvtxDomainHandle_t,
+                             const nvtxEventAttributes_t* attr) {
+  lease_at_mark(message_of(attr));
+}
+
 // ---- core2 module (domains, registered strings; NVTX3 C++ uses these) ----
 
 int NVTX_API domain_range_push_ex(nvtxDomainHandle_t d,
@@ -159,6 +173,8 @@ bool fill_tables(NvtxGetExportTableFunc_t get_export_table) {
   assign(core, core_size, NVTX_CBID_CORE_RangeStartW, &range_start_w);
   assign(core, core_size, NVTX_CBID_CORE_RangeStartEx, &range_start_ex);
   assign(core, core_size, NVTX_CBID_CORE_RangeEnd, &range_end);
+  assign(core, core_size, NVTX_CBID_CORE_MarkA, &mark_a);
+  assign(core, core_size, NVTX_CBID_CORE_MarkEx, &mark_ex);
 
   NvtxFunctionTable core2 = nullptr;
   unsigned int core2_size = 0;
@@ -167,6 +183,7 @@ bool fill_tables(NvtxGetExportTableFunc_t get_export_table) {
       core2) {
     assign(core2, core2_size, NVTX_CBID_CORE2_DomainRangePushEx,
            &domain_range_push_ex);
+    assign(core2, core2_size, NVTX_CBID_CORE2_DomainMarkEx, &domain_mark_ex);
     assign(core2, core2_size, NVTX_CBID_CORE2_DomainRangePop,
            &domain_range_pop);
     assign(core2, core2_size, NVTX_CBID_CORE2_DomainRangeStartEx,

@@ -69,9 +69,11 @@ int list_devices(const std::vector<std::string>& files, bool json) {
   auto backend = cfg->devices.backend == "auto" ? (found ? "cuda" : "host")
                                                 : cfg->devices.backend;
   if (json) {
-    std::string out = fmt::format("{{\"backend\": {}, \"host_slots\": {}, ",
-                                  kport::runtime::json_quote(backend),
-                                  cfg->devices.host_slots);
+    std::string out = fmt::format(
+        "{{\"backend\": {}, \"host_slots\": {}, \"lease\": {}, "
+        "\"startup_limit\": {}, ",
+        kport::runtime::json_quote(backend), cfg->devices.host_slots,
+        cfg->devices.lease, cfg->devices.startup_limit);
     out += "\"cuda\": [";
     if (found)
       for (std::size_t i = 0; i < found->size(); ++i) {
@@ -91,6 +93,12 @@ int list_devices(const std::vector<std::string>& files, bool json) {
     return 0;
   }
   std::printf("backend: %s\n", backend.c_str());
+  if (cfg->devices.lease)
+    std::printf("lease: on, %d processes of a device start side by side, one "
+                "holds it\n",
+                cfg->devices.startup_limit);
+  else
+    std::printf("lease: off, a device runs one process at a time\n");
   if (!found) {
     std::printf("no CUDA devices: %s\nhost backend: %d slot%s\n",
                 found.err().message.c_str(), cfg->devices.host_slots,

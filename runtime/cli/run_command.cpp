@@ -4,6 +4,7 @@
 #include "runtime/json_quote.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fmt/format.h>
 #include <map>
@@ -96,6 +97,39 @@ std::string summary_table(const std::vector<runtime::job_result>& results) {
   return out;
 }
 
+std::string devices_table(const std::vector<runtime::device_summary>& devices,
+                          double wall_s) {
+  std::string out = fmt::format(
+      "\n{:<10} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6}\n",
+      "device", "runs", "lease", "queued_s", "starting_s", "waiting_s",
+      "leased_s", "busy_s", "busy%");
+  for (auto& d : devices)
+    out += fmt::format(
+        "{:<10} {:>5} {:>6} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} "
+        "{:>5.1f}%\n",
+        d.name, d.runs, d.lease ? "on" : "off", d.queued_s, d.starting_s,
+        d.waiting_s, d.leased_s, d.busy_s,
+        wall_s > 0 ? 100.0 * d.busy_s / wall_s : 0.0);
+  return out + fmt::format("wall {:.2f} s\n", wall_s);
+}
+
+std::string devices_json(const std::vector<runtime::device_summary>& devices,
+                         double wall_s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    auto& d = devices[i];
+    out += fmt::format(
+        "{}\n  {{\"device\": {}, \"runs\": {}, \"lease\": {}, \"queued_s\": "
+        "{:.3f}, \"starting_s\": {:.3f}, \"waiting_s\": {:.3f}, \"leased_s\": "
+        "{:.3f}, \"busy_s\": {:.3f}, \"busy_fraction\": {:.4f}, \"drained\": "
+        "{}}}",
+        i ? "," : "", json_quote(d.name), d.runs, d.lease, d.queued_s,
+        d.starting_s, d.waiting_s, d.leased_s, d.busy_s,
+        wall_s > 0 ? d.busy_s / wall_s : 0.0, d.drained);
+  }
+  return out + "\n]";
+}
+
 std::string summary_json(const std::vector<runtime::job_result>& results) {
   std::string out = "{\"jobs\": [";
   bool first = true;
@@ -175,6 +209,7 @@ int run_command(const run_options& opts) {
     auto* l = live.get();
     (*engine)->subscribe([l](const runtime::job_event& e) { l->update(e); });
   }
+  auto started = std::chrono::steady_clock::now();
   std::vector<std::string> jobs;
   for (auto& spec : specs) {
     auto job = (*engine)->submit(std::move(spec));
@@ -197,9 +232,21 @@ int run_command(const run_options& opts) {
     all_accepted = all_accepted && r->state == "ACCEPTED";
     results.push_back(std::move(*r));
   }
+  auto wall_s = std::chrono::duration<double>(
+                    std::chrono::steady_clock::now() - started)
+                    .count();
+  auto devices = (*engine)->devices();
   (*engine)->stop();
   live.reset();
   auto text = opts.json ? summary_json(results) : summary_table(results);
+  if (opts.json) {
+    // {"jobs": [...]} gains the devices and the sweep's wall time.
+    text.resize(text.rfind('}'));
+    text += fmt::format(", \"wall_s\": {:.3f}, \"devices\": {}}}\n", wall_s,
+                        devices_json(devices, wall_s));
+  } else {
+    text += devices_table(devices, wall_s);
+  }
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
   if (opts.expect.empty())

@@ -1,0 +1,70 @@
+#pragma once
+
+#include "gpu/lease_order.hpp"
+#include "runtime/cancel_token.hpp"
+#include "runtime/error.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kport::gpu {
+
+/// One device's lease: a local socket that processes of its runs connect
+/// to (gpu/inject/lease_client.hpp) and a thread that grants the device to
+/// one run at a time by the rules of lease_order, and ends runs that keep
+/// the device, or their start-up, beyond their timeout.
+///
+/// Protocol, one line each way: the process sends `wait <run> <pid>` and
+/// gets `grant` (or `deny <why>` for a run the device does not know); it
+/// sends `release` when its measured part is over. A closed connection is
+/// a release: a process that dies frees its place.
+class lease_server {
+public:
+  /// What the device tells the lease about a run it was given.
+  struct run_info {
+    std::uint64_t id = 0;
+    std::string pair;
+    int seq = 0;
+    /// The longest the run may start up, and hold the lease; 0: no bound.
+    std::chrono::milliseconds timeout{0};
+    /// Fired when the run overstays: the process runner kills its group.
+    runtime::cancel_token_ptr overstay;
+  };
+
+  /// Listens on a fresh socket in a private folder under `dir`.
+  static result<std::unique_ptr<lease_server>>
+  start(const std::string& dir, const std::string& device, int startup_limit);
+
+  ~lease_server();
+  lease_server(const lease_server&) = delete;
+  lease_server& operator=(const lease_server&) = delete;
+
+  /// The socket path processes get as KPORT_LEASE_SOCKET.
+  const std::string& path() const { return path_; }
+
+  /// A run arrived; returns the runs to start now (maybe this one).
+  std::vector<std::uint64_t> admit(run_info run);
+
+  /// A run's processes are gone; returns its times and the runs to start.
+  std::pair<lease_times, std::vector<std::uint64_t>> end(std::uint64_t run);
+
+  /// Why the run was ended by the lease, if it was.
+  std::string overstay_reason(std::uint64_t run) const;
+
+  /// Runs by phase now, and their time so far.
+  lease_counts counts() const;
+
+  /// Grants the device has given, for tests: (run, connection) in order.
+  std::vector<std::uint64_t> grant_log() const;
+
+private:
+  struct impl;
+  explicit lease_server(std::unique_ptr<impl> self);
+  std::unique_ptr<impl> impl_;
+  std::string path_;
+};
+
+} // namespace kport::gpu
