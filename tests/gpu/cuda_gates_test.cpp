@@ -4,9 +4,11 @@
 #include "config/kport_config.hpp"
 #include "config/port_spec.hpp"
 #include "gpu/cuda_probe.hpp"
+#include "gpu/trace_file.hpp"
 #include "runtime/atomic_file.hpp"
 #include "runtime/runtime.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
@@ -69,8 +71,8 @@ routes = {{ DONE = "ACCEPTED", "*" = "REJECTED" }}
     ASSERT_EQ(engine_->backend(), "cuda");
   }
 
-  runtime::job_result run(const std::string& test_mode,
-                          const std::string& cand_cycles = "100000") {
+  std::string submit(const std::string& test_mode,
+                     const std::string& cand_cycles = "100000") {
     auto spec =
         config::parse_port_spec(fmt::format(R"(operator = "probe"
 [reference]
@@ -89,9 +91,18 @@ rounds = 2
     EXPECT_TRUE(spec) << spec.err().message;
     auto job = engine_->submit(*spec);
     EXPECT_TRUE(job) << job.err().message;
-    auto r = engine_->wait(*job, std::chrono::minutes{3});
+    return job ? *job : std::string{};
+  }
+
+  runtime::job_result wait(const std::string& job) {
+    auto r = engine_->wait(job, std::chrono::minutes{3});
     EXPECT_TRUE(r) << r.err().message;
-    return *r;
+    return r ? *r : runtime::job_result{};
+  }
+
+  runtime::job_result run(const std::string& test_mode,
+                          const std::string& cand_cycles = "100000") {
+    return wait(submit(test_mode, cand_cycles));
   }
 
   fs::path dir_;
@@ -146,6 +157,68 @@ TEST_F(cuda_gates, slower_port_is_below_the_floor) {
   EXPECT_EQ(r.state, "REJECTED");
   ASSERT_TRUE(r.has_geomean);
   EXPECT_LT(r.geomean, 0.95);
+}
+
+/// A kernel's span on the device, and the process that launched it.
+struct span {
+  std::uint64_t start = 0, end = 0;
+  std::uint32_t pid = 0;
+  std::string trace;
+};
+
+std::vector<span> kernel_spans(const std::string& evidence) {
+  std::vector<span> out;
+  for (auto& f : fs::recursive_directory_iterator(evidence)) {
+    if (f.path().filename() != "traces" || !f.is_directory())
+      continue;
+    for (auto& run : fs::directory_iterator(f.path())) {
+      auto all = gpu::read_trace_dir(run.path().string());
+      EXPECT_TRUE(all) << all.err().message;
+      if (all)
+        for (auto& t : *all)
+          for (auto& k : t.kernels)
+            out.push_back({k.start_ns, k.end_ns, t.pid, run.path().string()});
+    }
+  }
+  return out;
+}
+
+TEST_F(cuda_gates, leased_processes_of_one_device_never_overlap_on_it) {
+  // Four jobs at once: their test and bench processes start side by side
+  // (devices.startup_limit), and the lease gives the GPU to one at a time.
+  std::vector<std::string> jobs;
+  for (int i = 0; i < 4; ++i)
+    jobs.push_back(submit("test", "100000"));
+  std::vector<span> spans;
+  for (auto& j : jobs) {
+    auto r = wait(j);
+    EXPECT_EQ(r.state, "ACCEPTED") << r.reason;
+    auto s = kernel_spans(r.evidence);
+    EXPECT_FALSE(s.empty()) << r.evidence;
+    spans.insert(spans.end(), s.begin(), s.end());
+  }
+  std::sort(spans.begin(), spans.end(),
+            [](auto& a, auto& b) { return a.start < b.start; });
+  int crossings = 0;
+  std::uint64_t last_end = 0;
+  const span* last = nullptr;
+  for (auto& s : spans) {
+    if (last && last->pid != s.pid && s.start < last_end) {
+      ++crossings;
+      ADD_FAILURE() << "pid " << s.pid << " (" << s.trace << ") ran a kernel "
+                    << "while pid " << last->pid << " (" << last->trace
+                    << ") had one on the device";
+    }
+    if (s.end > last_end) {
+      last_end = s.end;
+      last = &s;
+    }
+  }
+  EXPECT_EQ(crossings, 0);
+  auto devices = engine_->devices();
+  ASSERT_FALSE(devices.empty());
+  EXPECT_TRUE(devices[0].lease);
+  EXPECT_GT(devices[0].busy_s, 0.0);
 }
 
 } // namespace
