@@ -1,0 +1,65 @@
+"""Figures of one corpus sweep for the device-lease benchmark (issue 8).
+
+    python3 lease_sweep.py LABEL KPORT_JSON RUNS_DIR
+
+KPORT_JSON is what `kport run --json` printed for the sweep; RUNS_DIR its
+--runs-dir. Reads every gate report's measured runs (RunRecord: wall,
+starting, waiting, leased and kernel time) and prints one JSON line:
+the sweep's wall time, the device busy fraction (kernel time of every run,
+L2 flushes included, over the wall time), and the ratio of wall time to
+(slowest start-up + sum of GPU phases), where a run's GPU phase is the time
+it held the lease; with the lease off, the whole run is its GPU phase.
+"""
+
+import glob
+import json
+import os
+import sys
+
+
+def runs_of(runs_dir):
+    for path in sorted(glob.glob(os.path.join(runs_dir, "*", "*", "report.json"))):
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+        for run in report.get("runs", []):
+            yield run
+
+
+def main(argv):
+    label, summary_path, runs_dir = argv[1:4]
+    with open(summary_path, encoding="utf-8") as f:
+        text = f.read()
+    # The log may hold log lines around the JSON summary.
+    summary, _ = json.JSONDecoder().raw_decode(text[text.index('{"jobs": ['):])
+    runs = list(runs_of(runs_dir))
+    wall_s = summary["wall_s"]
+    kernel_s = sum(r.get("kernel_ns", 0) for r in runs) / 1e9
+    leased_s = sum(r.get("leased_ns", 0) for r in runs) / 1e9
+    lease_on = leased_s > 0
+    starting = [r.get("starting_ns", 0) / 1e9 for r in runs]
+    run_wall = [r.get("wall_ns", 0) / 1e9 for r in runs]
+    gpu_phases = leased_s if lease_on else sum(run_wall)
+    slowest_start = max(starting, default=0.0) if lease_on else 0.0
+    bound = slowest_start + gpu_phases
+    states = {}
+    for job in summary.get("jobs", []):
+        states[job["state"]] = states.get(job["state"], 0) + 1
+    print(json.dumps({
+        "label": label,
+        "jobs": len(summary.get("jobs", [])),
+        "states": states,
+        "measured_runs": len(runs),
+        "wall_s": round(wall_s, 3),
+        "kernel_s": round(kernel_s, 3),
+        "busy_fraction": round(kernel_s / wall_s, 4) if wall_s else None,
+        "leased_s": round(leased_s, 3),
+        "slowest_startup_s": round(slowest_start, 3),
+        "sum_gpu_phases_s": round(gpu_phases, 3),
+        "wall_over_bound": round(wall_s / bound, 3) if bound else None,
+        "devices": summary.get("devices"),
+    }, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

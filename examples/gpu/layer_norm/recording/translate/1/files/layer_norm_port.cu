@@ -1,0 +1,150 @@
+// Layer norm over the last dimension, ported from the Triton reference
+// (layer_norm_triton.py: layer_norm_kernel) to CUDA C++. Compiled at run time
+// by NVRTC (CuPy RawModule), one module per configuration, all with the entry
+// point layer_norm_port_kernel. The host (layer_norm_port.py) defines:
+//   KPORT_DTYPE      0 float32, 1 float16, 2 bfloat16 (storage; math is float32)
+//   KPORT_VEC        elements per load/store (16 bytes, or less when the row
+//                    length, the strides or the base pointers do not allow it)
+//   KPORT_THREADS    threads per block (a power of two, 32..1024)
+//   KPORT_ITEMS      vectors per thread kept in registers
+// One block per row, as the reference has one program per row, and the whole
+// row read once into registers, as the reference keeps it in one block: the
+// contract's longest rows (64 KiB: 16384 float32, 32768 16-bit elements) fit
+// 1024 threads of 16 or 32 elements. The variance is
+// centred (sum of (x - mean)^2 after the mean), as the reference computes it:
+// E[x^2] - E[x]^2 loses the variance of rows with a large mean in float32.
+// No headers: NVRTC finds none by default, and the conversions and rsqrt are
+// single PTX instructions.
+
+#if KPORT_DTYPE == 0
+typedef float storage_t;
+__device__ __forceinline__ float to_float(storage_t v) { return v; }
+__device__ __forceinline__ storage_t from_float(float f) { return f; }
+#else
+typedef unsigned short storage_t;
+#if KPORT_DTYPE == 1
+__device__ __forceinline__ float to_float(storage_t v) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
+  return f;
+}
+__device__ __forceinline__ storage_t from_float(float f) {
+  storage_t v;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(v) : "f"(f));
+  return v;
+}
+#else
+__device__ __forceinline__ float to_float(storage_t v) {
+  return __uint_as_float(static_cast<unsigned>(v) << 16);
+}
+__device__ __forceinline__ storage_t from_float(float f) {
+  storage_t v;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(v) : "f"(f));
+  return v;
+}
+#endif
+#endif
+
+constexpr int kVec = KPORT_VEC;
+constexpr int kThreads = KPORT_THREADS;
+constexpr int kItems = KPORT_ITEMS;
+constexpr int kWarps = kThreads / 32;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// One load or store: 16 bytes become one ld/st.global.v4.
+struct alignas(sizeof(storage_t) * kVec) vec_t {
+  storage_t v[kVec];
+};
+
+// 1 / sqrt(x) as tl.rsqrt lowers it.
+__device__ __forceinline__ float rsqrt_approx(float x) {
+  float y;
+  asm("rsqrt.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v += __shfl_xor_sync(kFullMask, v, offset);
+  return v;
+}
+
+// Block-wide sum; every thread gets it. One partial per warp goes through
+// `scratch`, which no other reduction in flight may share (the caller gives
+// each reduction its own array); the last step adds only the kWarps
+// partials.
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+  v = warp_sum(v);
+  if (kWarps == 1)
+    return v;
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  if (lane == 0)
+    scratch[warp] = v;
+  __syncthreads();
+  v = lane < kWarps ? scratch[lane] : 0.0f;
+#pragma unroll
+  for (int offset = kWarps / 2; offset > 0; offset >>= 1)
+    v += __shfl_xor_sync(kFullMask, v, offset);
+  return v;
+}
+
+extern "C" __global__ void __launch_bounds__(KPORT_THREADS)
+layer_norm_port_kernel(storage_t* __restrict__ out, const storage_t* __restrict__ in,
+                       const storage_t* __restrict__ weight,
+                       const storage_t* __restrict__ bias, long long in_row_stride,
+                       long long out_row_stride, int n_cols, float eps) {
+  __shared__ float scratch_mean[kWarps];
+  __shared__ float scratch_var[kWarps];
+  const long long row = blockIdx.x;
+  const vec_t* src = reinterpret_cast<const vec_t*>(in + row * in_row_stride);
+  const vec_t* w = reinterpret_cast<const vec_t*>(weight);
+  const vec_t* b = reinterpret_cast<const vec_t*>(bias);
+  vec_t* dst = reinterpret_cast<vec_t*>(out + row * out_row_stride);
+  // The host picks kVec so that it divides n_cols: no partial vector.
+  const int n_vecs = n_cols / kVec;
+  const float n = static_cast<float>(n_cols);
+
+  float x[kItems][kVec];
+  float thread_sum = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    const int v = i * kThreads + threadIdx.x;
+    if (v < n_vecs) {
+      const vec_t p = src[v];
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        x[i][j] = to_float(p.v[j]);
+        thread_sum += x[i][j];
+      }
+    }
+  }
+  const float mean = block_sum(thread_sum, scratch_mean) / n;
+  float thread_sq = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    // Vectors past the row end hold nothing: (0 - mean)^2 must not count.
+    if (i * kThreads + threadIdx.x < n_vecs) {
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        x[i][j] -= mean;
+        thread_sq += x[i][j] * x[i][j];
+      }
+    }
+  }
+  const float rstd = rsqrt_approx(block_sum(thread_sq, scratch_var) / n + eps);
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    const int v = i * kThreads + threadIdx.x;
+    if (v < n_vecs) {
+      const vec_t wv = w[v];
+      const vec_t bv = b[v];
+      vec_t y;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        y.v[j] = from_float(x[i][j] * rstd * to_float(wv.v[j]) + to_float(bv.v[j]));
+      dst[v] = y;
+    }
+  }
+}

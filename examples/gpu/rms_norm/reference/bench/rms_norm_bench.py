@@ -1,0 +1,76 @@
+"""Bench of rms_norm for kport's performance gate.
+
+    python3 bench/rms_norm_bench.py --impl reference|candidate [--workspace DIR]
+
+Both sides run the same configs (rows x hidden size and dtype, Llama-class
+hidden sizes from one decode token to 16k tokens: launch-bound to HBM-bound)
+through kport_bench, so they draw the same inputs and each timed call sits
+alone in its ``kport:<config>`` range. The candidate is imported from the
+workspace (rms_norm_select), never next to the reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+
+import torch
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+import rms_norm_select  # noqa: E402
+
+import kport_bench  # noqa: E402  (on sys.path through rms_norm_select)
+
+_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+EPS = 1e-6
+
+
+def _config(rows: int, n: int, dtype: str):
+    return kport_bench.Config(f"{rows}x{n}-{dtype}", {"rows": rows, "n": n, "dtype": dtype})
+
+
+#: From about 2 us (one row) to about 0.3 ms (16384 x 4096 bf16 in and out:
+#: 0.27 GB through HBM); 2048x1000-f32 and 2048x14336-bf16 are not powers of two.
+CONFIGS = [
+    _config(1, 4096, "bf16"),
+    _config(16, 4096, "bf16"),
+    _config(128, 8192, "bf16"),
+    _config(256, 1024, "f32"),
+    _config(2048, 1000, "f32"),
+    _config(1024, 2048, "f16"),
+    _config(4096, 4096, "bf16"),
+    _config(4096, 4096, "f32"),
+    _config(8192, 5120, "f16"),
+    _config(16384, 2048, "bf16"),
+    _config(2048, 14336, "bf16"),
+    _config(4096, 8192, "bf16"),
+    _config(16384, 4096, "bf16"),
+    _config(1024, 16384, "f32"),
+]
+
+
+def make_inputs(config, generator):
+    n, dtype = config["n"], _DTYPES[config["dtype"]]
+    x = torch.randn((config["rows"], n), generator=generator, device="cuda") * 2.0
+    weight = torch.randn((n,), generator=generator, device="cuda") * 0.2 + 1.0
+    return (x.to(dtype), weight.to(dtype), EPS)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--impl", choices=rms_norm_select.IMPLS, required=True)
+    parser.add_argument("--workspace", help="the candidate's folder (default "
+                        "$KPORT_WORKSPACE, else the current folder)")
+    kport_bench.add_arguments(parser, iterations=10, warmup=2)
+    args = parser.parse_args(argv)
+    impl = rms_norm_select.load(args.impl, args.workspace)
+    configs = kport_bench.select(CONFIGS, args.only)
+    kport_bench.run(configs, make_inputs, impl.rms_norm, iterations=args.iterations,
+                    warmup=args.warmup, label=f"rms_norm[{args.impl}]")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

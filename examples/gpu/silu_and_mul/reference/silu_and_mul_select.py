@@ -1,0 +1,14 @@
+"""Which silu_and_mul the suite and the bench exercise (kport_bench.impl): the
+reference `silu_and_mul_triton` here, or the candidate `silu_and_mul_impl` in
+the workspace."""
+
+import pathlib
+import sys
+
+REFERENCE_DIR = pathlib.Path(__file__).resolve().parent
+# <repo>/python, from examples/gpu/silu_and_mul/reference, unless kport_bench is installed.
+sys.path.append(str(REFERENCE_DIR.parents[3] / "python"))
+from kport_bench.impl import IMPLS, Selector, selected_impl, workspace_dir  # noqa: E402,F401
+
+selector = Selector(REFERENCE_DIR, "silu_and_mul_triton", "silu_and_mul_impl")
+load = selector.load
