@@ -68,6 +68,9 @@ kport_config decode(toml::table& merged) {
     c.devices.lease = r.boolean("lease", c.devices.lease);
     c.devices.startup_limit =
         positive(r, "startup_limit", c.devices.startup_limit);
+    c.devices.lease_hold = r.string("lease_hold", c.devices.lease_hold);
+    if (c.devices.lease_hold != "init" && c.devices.lease_hold != "work")
+      r.fail_at("lease_hold", "must be \"init\" or \"work\"");
     // The queue counts jobs with runs waiting (a gate hands all its runs
     // over at once); one smaller than the admitted jobs would turn
     // contention into failures.

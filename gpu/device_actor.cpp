@@ -36,9 +36,9 @@ device_env(const device_state& st, const std::string& trace_dir,
   if (st.opts.lease && st.lease) {
     env.emplace_back("KPORT_LEASE_SOCKET", st.lease->path());
     env.emplace_back("KPORT_LEASE_TOKEN", std::to_string(run));
-    // A GPU is held at the first work put on it; a CPU slot at the first
-    // measured range (its start-up is everything before).
-    env.emplace_back("KPORT_LEASE_HOLD", cuda ? "work" : "range");
+    // A CPU slot is held at the first measured range: its start-up is
+    // everything before.
+    env.emplace_back("KPORT_LEASE_HOLD", cuda ? st.opts.lease_hold : "range");
   }
   return env;
 }

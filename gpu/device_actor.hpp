@@ -25,6 +25,10 @@ struct device_options {
   /// runs go one after another, whole.
   bool lease = true;
   int startup_limit = 4; ///< lease: processes alive at once
+  /// cuda: where a process waits for the lease, "init" (cuInit) or "work"
+  /// (its first launch, copy or memset); host processes wait at their
+  /// first measured range.
+  std::string lease_hold = "init";
   std::string lease_dir; ///< where the lease socket's folder goes
 };
 

@@ -182,6 +182,7 @@ result<std::unique_ptr<engine>> engine::start(config::kport_config cfg,
   dev_opts.inject_path = p->inject;
   dev_opts.lease = p->cfg->devices.lease;
   dev_opts.startup_limit = p->cfg->devices.startup_limit;
+  dev_opts.lease_hold = p->cfg->devices.lease_hold;
   for (auto& d : *devices)
     p->devices.push_back(p->sys->spawn(gpu::device, d, dev_opts));
   p->pool =

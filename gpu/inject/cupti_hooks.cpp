@@ -264,7 +264,8 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
       domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     auto* cb = static_cast<const CUpti_CallbackData*>(data);
     if (cb->callbackSite == CUPTI_API_ENTER) {
-      // Held here until the device is ours: the call has not run yet.
+      // Held here until the device is ours: the call has not run yet (with
+      // the `init` hold point, only after a release).
       lease_acquire();
       note_launch(cb->correlationId);
     }
@@ -351,7 +352,7 @@ std::string start_cupti() {
   // The lease holds a process at its first call that puts work on the
   // device, so it needs these callbacks whatever the measuring knob says.
   if (!callbacks || std::strcmp(callbacks, "0") != 0 ||
-      lease_mode() == lease_hold::work) {
+      lease_mode() == lease_hold::work || lease_mode() == lease_hold::init) {
     int n =
         enable_launch_callbacks(CUPTI_CB_DOMAIN_DRIVER_API,
                                 CUPTI_DRIVER_TRACE_CBID_SIZE, driver_prefixes);
@@ -389,6 +390,9 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
     return 1;
   ensure_started();
   set_cuda_active();
+  // Inside cuInit: the process has not touched the GPU yet.
+  if (lease_mode() == lease_hold::init)
+    lease_acquire();
   if (auto err = start_cupti(); !err.empty()) {
     set_cupti_error(err);
     return 1;

@@ -73,6 +73,8 @@ lease_hold lease_mode() {
     const char* hold = std::getenv("KPORT_LEASE_HOLD");
     if (!socket || !*socket || !hold)
       return lease_hold::none;
+    if (std::strcmp(hold, "init") == 0)
+      return lease_hold::init;
     if (std::strcmp(hold, "work") == 0)
       return lease_hold::work;
     if (std::strcmp(hold, "range") == 0)
@@ -119,7 +121,7 @@ void lease_acquire() {
 void lease_release() {
   if (!held.load(std::memory_order_acquire))
     return;
-  if (lease_mode() == lease_hold::work) {
+  if (lease_mode() == lease_hold::work || lease_mode() == lease_hold::init) {
     // Work still queued on the device would run into the next holder's.
     using sync_fn = int (*)();
     if (auto sync = reinterpret_cast<sync_fn>(::dlsym(RTLD_DEFAULT, "cuCtxSynchronize")))

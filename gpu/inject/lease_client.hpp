@@ -1,10 +1,13 @@
 #pragma once
 
 // The device lease, process side (issue 8, DESIGN.md section 4). The device
-// starts several runs at once; each process of a run stops at its first call
-// that would put work on the device (CUDA) or at its first measured NVTX
-// range (host backend) until the device grants it the lease over the socket
-// named by KPORT_LEASE_SOCKET. The lease ends when the process exits (the
+// starts several runs at once; each process of a run stops at its hold point
+// until the device grants it the lease over the socket named by
+// KPORT_LEASE_SOCKET. Hold points (KPORT_LEASE_HOLD): `init`, CUDA's driver
+// initialisation (cuInit: nothing of the process has touched the GPU yet);
+// `work`, its first call that puts work on the device (context creation,
+// allocations and module loads of waiting processes then overlap the
+// holder's measurements); `range`, its first measured NVTX range (host). The lease ends when the process exits (the
 // kernel closes the socket) or on the NVTX mark "kport.lease:release"; work
 // after a release waits for a new grant.
 
@@ -13,9 +16,10 @@
 namespace kport::gpu::inject {
 
 /// Where a process waits for the lease: at device work or at measured ranges.
-enum class lease_hold { none, work, range };
+enum class lease_hold { none, init, work, range };
 
-/// The hold point from KPORT_LEASE_HOLD (`work`, `range`), none without a socket.
+/// The hold point from KPORT_LEASE_HOLD (`init`, `work`, `range`), none
+/// without a socket.
 lease_hold lease_mode();
 
 /// Blocks until this process holds the lease; returns at once when it does

@@ -29,7 +29,7 @@ const std::string inject =
     from_env("KPORT_TEST_INJECT_LIBRARY", KPORT_INJECT_LIBRARY);
 
 class cuda_gates : public ::testing::Test {
-protected:
+public:
   void SetUp() override {
     auto devices = gpu::discover_cuda_devices();
     if (!devices)
@@ -41,12 +41,19 @@ protected:
              ::testing::UnitTest::GetInstance()->current_test_info()->name()});
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "reference");
+    start_engine("");
+  }
+
+  /// (Re)starts the engine; `devices` adds keys to [devices].
+  void start_engine(const std::string& devices) {
+    engine_.reset();
     auto cfg = config::load_config_text(fmt::format(R"(
 [runtime]
-runs_dir = "{}"
+runs_dir = "{0}"
 log_level = "warn"
 [devices]
 backend = "cuda"
+{1}
 [gates]
 test_timeout_s = 10
 [pipeline]
@@ -61,7 +68,7 @@ kind = "gate"
 max_attempts = 1
 routes = {{ DONE = "ACCEPTED", "*" = "REJECTED" }}
 )",
-                                                    (dir_ / "runs").string()),
+                                                    (dir_ / "runs").string(), devices),
                                         "cuda_gates.toml");
     ASSERT_TRUE(cfg) << cfg.err().message;
     cfg_ = *cfg;
@@ -183,15 +190,26 @@ std::vector<span> kernel_spans(const std::string& evidence) {
   return out;
 }
 
+/// Four jobs at once: their test and bench processes start side by side
+/// (devices.startup_limit), and the lease gives the GPU to one at a time.
+void expect_no_overlap(cuda_gates& t);
+
 TEST_F(cuda_gates, leased_processes_of_one_device_never_overlap_on_it) {
-  // Four jobs at once: their test and bench processes start side by side
-  // (devices.startup_limit), and the lease gives the GPU to one at a time.
+  expect_no_overlap(*this);
+}
+
+TEST_F(cuda_gates, processes_held_at_first_work_never_overlap_either) {
+  start_engine("lease_hold = \"work\"");
+  expect_no_overlap(*this);
+}
+
+void expect_no_overlap(cuda_gates& t) {
   std::vector<std::string> jobs;
   for (int i = 0; i < 4; ++i)
-    jobs.push_back(submit("test", "100000"));
+    jobs.push_back(t.submit("test", "100000"));
   std::vector<span> spans;
   for (auto& j : jobs) {
-    auto r = wait(j);
+    auto r = t.wait(j);
     EXPECT_EQ(r.state, "ACCEPTED") << r.reason;
     auto s = kernel_spans(r.evidence);
     EXPECT_FALSE(s.empty()) << r.evidence;
@@ -215,7 +233,7 @@ TEST_F(cuda_gates, leased_processes_of_one_device_never_overlap_on_it) {
     }
   }
   EXPECT_EQ(crossings, 0);
-  auto devices = engine_->devices();
+  auto devices = t.engine_->devices();
   ASSERT_FALSE(devices.empty());
   EXPECT_TRUE(devices[0].lease);
   EXPECT_GT(devices[0].busy_s, 0.0);
