@@ -45,7 +45,7 @@ import types
 _TRITON_CACHE = tempfile.mkdtemp(prefix="kport-ir-triton-")
 os.environ["TRITON_CACHE_DIR"] = _TRITON_CACHE
 
-_ENTRY = re.compile(r"^\s*\.(?:visible\s+)?entry\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
+_ENTRY = re.compile(r"^\s*(?:\.(?:visible|weak)\s+)?\.entry\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
 
 
 class DumpError(Exception):

@@ -73,7 +73,7 @@ __device__ __forceinline__ float warp_sum(float v) {
 // Block-wide sum; every thread gets it. One partial per warp goes through
 // `scratch`, which no other reduction in flight may share (the caller gives
 // each reduction its own array); the last step adds only the kWarps
-// partials.
+// partials, then broadcasts lane 0's total.
 __device__ __forceinline__ float block_sum(float v, float* scratch) {
   v = warp_sum(v);
   if (kWarps == 1)
@@ -87,7 +87,9 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 #pragma unroll
   for (int offset = kWarps / 2; offset > 0; offset >>= 1)
     v += __shfl_xor_sync(kFullMask, v, offset);
-  return v;
+  // Only lanes below kWarps summed the partials (the others summed zeros):
+  // lane 0's total goes to all.
+  return __shfl_sync(kFullMask, v, 0);
 }
 
 extern "C" __global__ void __launch_bounds__(KPORT_THREADS)

@@ -70,7 +70,8 @@ __device__ __forceinline__ float warp_sum(float v) {
 }
 
 // Block-wide sum; every thread gets it. One partial per warp goes through
-// shared memory; the last step adds only the kWarps partials.
+// shared memory; the last step adds only the kWarps partials, then
+// broadcasts lane 0's total.
 __device__ __forceinline__ float block_sum(float v, float* scratch) {
   v = warp_sum(v);
   if (kWarps == 1)
@@ -84,7 +85,9 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 #pragma unroll
   for (int offset = kWarps / 2; offset > 0; offset >>= 1)
     v += __shfl_xor_sync(kFullMask, v, offset);
-  return v;
+  // Only lanes below kWarps summed the partials (the others summed zeros):
+  // lane 0's total goes to all.
+  return __shfl_sync(kFullMask, v, 0);
 }
 
 extern "C" __global__ void __launch_bounds__(KPORT_THREADS)
