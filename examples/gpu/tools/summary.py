@@ -196,17 +196,17 @@ def table(jobs: list[JobSummary], wall_s: float | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def ratio_plot_png(jobs: list[JobSummary]) -> bytes | None:
-    """A PNG of every config's ratio, grouped by job; None without matplotlib."""
+def ratio_plot_png(jobs: list[JobSummary]) -> tuple[bytes | None, str]:
+    """A PNG of every config's ratio, grouped by job, or None and why not."""
+    with_configs = [j for j in jobs if j.configs]
+    if not with_configs:
+        return None, "no job reached a performance table"
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        return None
-    with_configs = [j for j in jobs if j.configs]
-    if not with_configs:
-        return None
+        return None, "matplotlib is not importable here"
     fig, ax = plt.subplots(figsize=(max(8.0, 0.12 * sum(len(j.configs) for j in with_configs)), 4.5))
     x = 0
     ticks, labels = [], []
@@ -230,10 +230,11 @@ def ratio_plot_png(jobs: list[JobSummary]) -> bytes | None:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
-    return buf.getvalue()
+    return buf.getvalue(), ""
 
 
-def html_page(jobs: list[JobSummary], png: bytes | None, wall_s: float | None) -> str:
+def html_page(jobs: list[JobSummary], png: bytes | None, wall_s: float | None,
+              no_plot: str = "") -> str:
     """summary.html: the table, the plot (or why there is none) and each job's configs."""
     e = html.escape
     out = ["<!doctype html><html><head><meta charset='utf-8'><title>kport GPU corpus</title>",
@@ -259,8 +260,7 @@ def html_page(jobs: list[JobSummary], png: bytes | None, wall_s: float | None) -
         out.append("<h2>Per-config ratio</h2><img alt='per-config ratio' src='data:image/png;base64,"
                    + base64.b64encode(png).decode() + "'>")
     else:
-        out.append("<p>No plot: matplotlib is not importable here (or no job has a "
-                   "performance table).</p>")
+        out.append(f"<p>No plot: {e(no_plot)}.</p>")
     for j in jobs:
         if not j.configs:
             continue
@@ -291,11 +291,11 @@ def main(argv=None) -> int:
     if args.kport_log and args.kport_log.exists():
         apply_kport_log(jobs, args.kport_log.read_text(errors="replace"))
     sys.stdout.write(table(jobs, args.wall_s))
-    png = ratio_plot_png(jobs)
-    (out / "summary.html").write_text(html_page(jobs, png, args.wall_s))
+    png, no_plot = ratio_plot_png(jobs)
+    (out / "summary.html").write_text(html_page(jobs, png, args.wall_s, no_plot))
     (out / "summary.json").write_text(json.dumps(
         {"wall_s": args.wall_s, "jobs": [dataclasses.asdict(j) for j in jobs]}, indent=1) + "\n")
-    print(f"summary: {out / 'summary.html'}" + ("" if png else " (no plot: no matplotlib)"))
+    print(f"summary: {out / 'summary.html'}" + ("" if png else f" (no plot: {no_plot})"))
     return 0
 
 
