@@ -129,6 +129,11 @@ port_spec decode(const toml::table& t, const std::string& name,
   if (auto* ir = r.table("structure")) {
     auto ir_r = r.sub("structure", *ir);
     s.ir_policy = ir_r.string("policy", "");
+    // A policy file is named like every other path of the spec: relative
+    // to the spec's folder. Built-in names have no slash and no suffix.
+    if (s.ir_policy.find('/') != std::string::npos ||
+        s.ir_policy.ends_with(".toml"))
+      s.ir_policy = absolute(dir, s.ir_policy);
     ir_r.finish();
   }
   agent_config defaults;

@@ -51,6 +51,17 @@ TEST_F(port_spec_test, minimal_spec_gets_defaults_and_absolute_paths) {
             fs::weakly_canonical(dir_ / "rec").string());
 }
 
+TEST_F(port_spec_test, policy_files_are_relative_to_the_spec_and_names_stay) {
+  auto file = parse(std::string{minimal} +
+                    "[structure]\npolicy = \"../common/cross.toml\"\n");
+  ASSERT_TRUE(file) << file.err().message;
+  EXPECT_EQ(file->ir_policy,
+            fs::weakly_canonical(dir_ / "../common/cross.toml").string());
+  auto name = parse(std::string{minimal} + "[structure]\npolicy = \"ptx\"\n");
+  ASSERT_TRUE(name) << name.err().message;
+  EXPECT_EQ(name->ir_policy, "ptx");
+}
+
 TEST_F(port_spec_test, per_stage_agent_overrides_the_default) {
   auto s = parse(std::string{minimal} + R"(
 [agents.translate]
