@@ -104,7 +104,8 @@ struct counter {
         [](const class_count& row, std::string_view k) { return row.name < k; });
     if (it == rows.end() || it->name != key)
       it = rows.insert(
-          it, c ? class_count{std::string(key), c->level, c->tolerance, 0, 0}
+          it, c ? class_count{std::string(key), c->level, c->tolerance, 0, 0,
+                              c->presence}
                 : class_count{std::string(key), pol.unclassified, 0, 0, 0});
     (side_a ? it->a : it->b) += 1;
     if (depth > 256)
@@ -194,7 +195,12 @@ function_report compare(const norm_function& fa, const norm_function& fb,
     std::string msg = "class `" + c.name + "` (" + to_string(c.level) +
                       "): " + std::to_string(c.a) + " in a, " +
                       std::to_string(c.b) + " in b";
-    if (c.level == severity::critical)
+    if (c.presence && c.level != severity::info) {
+      if ((c.a > 0) != (c.b > 0))
+        r.failures.push_back(msg + ", present on one side only");
+      else
+        r.notes.push_back(msg + ", present on both sides");
+    } else if (c.level == severity::critical)
       r.failures.push_back(msg);
     else if (c.level == severity::tolerated && d > c.tolerance)
       r.failures.push_back(msg + ", over the tolerance of " +

@@ -88,6 +88,12 @@ kport::result<void> read_class(const std::string& source, const toml::table& t,
         return policy_error(where(source, v) + ": key `" + prefix +
                             "by_op` must be true or false");
       c.by_op = *b;
+    } else if (key == "presence") {
+      auto b = v.is_boolean() ? v.value<bool>() : std::nullopt;
+      if (!b)
+        return policy_error(where(source, v) + ": key `" + prefix +
+                            "presence` must be true or false");
+      c.presence = *b;
     } else if (key == "ops") {
       auto ops = read_strings(source, v, prefix + key);
       if (!ops)
@@ -96,8 +102,8 @@ kport::result<void> read_class(const std::string& source, const toml::table& t,
       has_ops = true;
     } else {
       return policy_error(where(source, v) + ": unknown key `" + prefix + key +
-                          "`; a class has name, severity, tolerance, by_op "
-                          "and ops");
+                          "`; a class has name, severity, tolerance, by_op, "
+                          "presence and ops");
     }
   }
   if (!has_name || !has_ops)

@@ -23,6 +23,9 @@ struct op_class {
   std::size_t tolerance =
       0;              ///< tolerated: a count difference up to this is a note
   bool by_op = false; ///< count each op name apart (`ld.global.v4.f32`)
+  /// Compare presence, not counts: what two front ends must share (a
+  /// reduction, tensor-core mma) when how many of each they emit differs.
+  bool presence = false;
   std::vector<std::string> ops; ///< globs on op names; `glob[attr]` needs attr
 };
 

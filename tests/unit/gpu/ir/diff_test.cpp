@@ -375,3 +375,63 @@ TEST(ir_diff, store_order_is_kept_so_swapped_stores_differ) {
   // a crash or a reordering that hides a real change.
   EXPECT_NE(r->overall, verdict::fail);
 }
+
+namespace kport::ir {
+namespace {
+
+/// A cross-front-end policy: what matters is that both sides reduce (and
+/// use tensor cores), not how many shuffles or mma each front end emits.
+policy presence_policy() {
+  auto p = parse_policy(R"(name = "presence"
+unclassified = "info"
+[[class]]
+name = "reduction"
+severity = "critical"
+presence = true
+ops = ["shfl.*", "redux.*"]
+[[class]]
+name = "mma"
+severity = "critical"
+presence = true
+ops = ["mma*", "wmma.mma*", "wgmma.mma_async*"]
+)",
+                        "presence.toml");
+  EXPECT_TRUE(p) << p.err().message;
+  return *p;
+}
+
+diff_report diff_presence(const char* a, const char* b) {
+  auto r = diff_files((fixtures / a).string(), (fixtures / b).string(),
+                      presence_policy(), {});
+  EXPECT_TRUE(r) << r.err().message;
+  return r ? *r : diff_report{};
+}
+
+TEST(ir_diff_presence, different_counts_of_a_shared_class_are_a_note) {
+  // Triton's softmax and a CUDA C++ softmax both reduce, with different
+  // numbers of shuffles.
+  auto r = diff_presence("triton/softmax.ptx", "cuda/softmax.ptx");
+  EXPECT_NE(r.overall, verdict::fail);
+  EXPECT_NE(r.to_text().find("present on both sides"), std::string::npos)
+      << r.to_text();
+  auto m = diff_presence("triton/matmul.ptx", "cuda/wmma_matmul.ptx");
+  EXPECT_NE(m.overall, verdict::fail) << "wgmma against wmma: both use mma";
+}
+
+TEST(ir_diff_presence, a_class_missing_on_one_side_fails) {
+  auto r = diff_presence("cuda/softmax.ptx", "cuda/vadd_float4.ptx");
+  EXPECT_EQ(r.overall, verdict::fail);
+  EXPECT_NE(r.to_text().find("present on one side only"), std::string::npos)
+      << r.to_text();
+}
+
+TEST(ir_diff_presence, presence_must_be_a_boolean) {
+  auto p = parse_policy("name = \"x\"\n[[class]]\nname = \"r\"\npresence = 1\n"
+                        "ops = [\"shfl.*\"]\n",
+                        "bad.toml");
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.err().message.find("presence"), std::string::npos);
+}
+
+} // namespace
+} // namespace kport::ir
