@@ -112,28 +112,27 @@ TEST_F(gates_test, broken_then_fixed_port_is_accepted_after_one_repair_cycle) {
   EXPECT_EQ(r.tests_failed, 0);
 }
 
-TEST_F(gates_test, skip_only_suite_never_passes_correctness_and_ends_at_a_cap) {
+TEST_F(gates_test, skip_only_suite_is_rejected_for_no_tests_ran) {
   auto r =
       run({.agent = "good.sh", .test = {project_path("run_tests_skip.sh")}});
   ASSERT_EQ(r.state, "REJECTED") << describe(r);
-  EXPECT_TRUE(contains(r.reason, "cap")) << r.reason;
+  // The rule's literal leads the final reason (verdict.json, --expect).
+  EXPECT_EQ(r.reason.rfind("no_tests_ran: 0 tests executed", 0), 0u)
+      << r.reason;
+  EXPECT_EQ(r.path.back(), "correctness/1 FAIL");
   auto h = read_history(r.evidence);
-  int correctness_runs = 0;
-  for (auto& t : h) {
-    EXPECT_NE(t.verdict, "ALL_PASS") << describe(h);
-    if (t.stage != "correctness")
-      continue;
-    ++correctness_runs;
-    EXPECT_EQ(t.verdict, "FAIL");
-    EXPECT_EQ(t.qualifier, "host");
-    EXPECT_TRUE(t.next == "integrate" || t.next == "REJECTED") << t.next;
-    EXPECT_TRUE(contains(t.reason, "no_tests_ran")) << t.reason;
-  }
-  EXPECT_GE(correctness_runs, 1) << describe(h);
-  // Host failures go back to integrate, which ends the job at its cap.
-  EXPECT_EQ(r.attempts.at("integrate"), 3) << describe(h);
+  ASSERT_FALSE(h.empty());
+  EXPECT_EQ(h.back().qualifier, "no_tests_ran");
+  EXPECT_EQ(h.back().next, "REJECTED");
   auto stages = stages_of(r.path);
   EXPECT_EQ(std::count(stages.begin(), stages.end(), "performance"), 0);
+  // The finding, with its rule by name, in the report and in verdict.json.
+  auto gate = attempt_dirs(r.evidence, "correctness");
+  ASSERT_EQ(gate.size(), 1u);
+  EXPECT_TRUE(contains(read_text(gate[0] + "/report.json"),
+                       "\"rule\": \"no_tests_ran\""));
+  auto verdict = read_text((fs::path{r.evidence} / "verdict.json").string());
+  EXPECT_TRUE(contains(verdict, "\"rule\": \"no_tests_ran\"")) << verdict;
 }
 
 TEST_F(gates_test, slow_port_is_investigated_and_rejected_at_the_perf_cap) {
