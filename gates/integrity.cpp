@@ -337,7 +337,7 @@ check_outside_window(const std::vector<gpu::trace>& traces,
   struct seen {
     int launches = 0;
     int without_range = 0;
-    std::string config;  ///< the timed range open when the first one ran
+    std::string config;  ///< the first timed range one of them ran in
     std::string outside; ///< the range it was launched in, if any
   };
   std::map<std::string, seen> by_kernel;
@@ -355,11 +355,13 @@ check_outside_window(const std::vector<gpu::trace>& traces,
       auto& s = by_kernel[k.demangled.empty() ? k.name : k.demangled];
       if (k.range < 0)
         ++s.without_range;
-      if (s.launches++ == 0) {
-        s.config = overlapping_config(timed, k);
+      if (s.launches++ == 0)
         if (auto r = ranges.find(k.range); r != ranges.end())
           s.outside = r->second->name;
-      }
+      // The config is the first timed range such a launch ran in: work
+      // hidden from the timer still runs while it looks.
+      if (s.config.empty())
+        s.config = overlapping_config(timed, k);
     }
   }
   std::vector<integrity_finding> out;
@@ -590,6 +592,27 @@ check_inputs(const bench_checks& candidate, const bench_checks& reference,
     f.count = changed_calls;
     out.push_back(std::move(f));
   }
+  return out;
+}
+
+std::vector<integrity_finding>
+check_candidate_bench(const candidate_bench_evidence& e,
+                      const config::port_spec& spec, const run_label& where) {
+  std::vector<integrity_finding> out;
+  auto add = [&](std::vector<integrity_finding> more) {
+    for (auto& f : more)
+      out.push_back(std::move(f));
+  };
+  if (e.kernels) {
+    add(check_bench_kernels(e.traces, spec, where));
+    add(check_outside_window(e.traces, spec.target.kernels, where));
+    add(check_kernel_sets(e.rounds, "candidate"));
+    if (!e.rounds.empty())
+      add(check_no_work(e.rounds.back(), spec.target.kernels, where));
+  }
+  add(check_outputs(e.reference, e.checks, {spec.rtol, spec.atol}, where));
+  add(check_inputs(e.checks, e.reference, where));
+  order_findings(out);
   return out;
 }
 

@@ -168,4 +168,20 @@ std::vector<integrity_finding>
 check_inputs(const bench_checks& candidate, const bench_checks& reference,
              const run_label& where);
 
+/// What the performance gate holds after one candidate bench run.
+struct candidate_bench_evidence {
+  const std::vector<gpu::trace>& traces;
+  /// The candidate's runs so far, this one last (round i + 1 at i).
+  const std::vector<run_samples>& rounds;
+  const bench_checks& checks;    ///< this run's check file
+  const bench_checks& reference; ///< the reference run's of the same round
+  bool kernels = true; ///< the traces hold kernels (CUDA backend)
+};
+
+/// Every performance rule on one candidate bench run, ordered (the first
+/// names the failure); empty when the run is clean.
+std::vector<integrity_finding>
+check_candidate_bench(const candidate_bench_evidence& e,
+                      const config::port_spec& spec, const run_label& where);
+
 } // namespace kport::gates

@@ -173,26 +173,18 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
         continue;
       }
       cand_runs.push_back(std::move(samples));
-      std::vector<integrity_finding> findings;
-      auto add = [&](std::vector<integrity_finding> more) {
-        for (auto& f : more)
-          findings.push_back(std::move(f));
-      };
-      if (cuda) {
-        add(check_bench_kernels(result->traces, spec, where));
-        add(check_outside_window(result->traces, spec.target.kernels, where));
-        add(check_kernel_sets(cand_runs, "candidate"));
-        add(check_no_work(cand_runs.back(), spec.target.kernels, where));
-      }
+      bench_checks unreadable;
+      auto& cand_check = checks ? *checks : unreadable;
+      outputs_checked |= ref_check.present || cand_check.present;
+      auto findings = check_candidate_bench(
+          {result->traces, cand_runs, cand_check, ref_check, cuda}, spec,
+          where);
       if (!checks) {
         // The candidate's own process wrote the file: garbage there is
         // evidence withheld, not an accident of kport's.
-        add({integrity_finding{integrity_rule::bench_output_mismatch, where,
-                               "", 0, {}, 0, checks.err().message}});
-      } else {
-        outputs_checked |= ref_check.present || checks->present;
-        add(check_outputs(ref_check, *checks, {spec.rtol, spec.atol}, where));
-        add(check_inputs(*checks, ref_check, where));
+        findings.push_back({integrity_rule::bench_output_mismatch, where, "",
+                            0, {}, 0, checks.err().message});
+        order_findings(findings);
       }
       // The first round with evidence ends the gate: later rounds could
       // only add device time to a verdict already made.

@@ -623,6 +623,121 @@ TEST_F(check_files, an_in_place_operator_may_change_what_the_reference_does) {
       << "without the reference's evidence the change counts";
 }
 
+// ---- the cheat corpus, as the performance gate sees one candidate run -------
+
+/// A cheat's candidate run and the reference's check file: what
+/// check_candidate_bench is given after round 1.
+struct scenario {
+  gpu::trace trace;
+  std::string cand_lines, ref_lines;
+};
+
+const std::string honest_io =
+    "[" + call(1, tensor(softmax_row, "float32", 5), tensor(softmax_row, "float32", 5)) + "]";
+
+std::string honest_check() {
+  return line("small", tensor(softmax_row), honest_io) +
+         line("large", tensor(softmax_row), honest_io);
+}
+
+struct corpus_scenarios : check_files {
+  std::vector<integrity_finding> evaluate(const scenario& sc) {
+    auto cand = write("c.jsonl", sc.cand_lines);
+    auto ref = write("r.jsonl", sc.ref_lines);
+    std::vector<run_samples> rounds{samples(sc.trace)};
+    return check_candidate_bench({{sc.trace}, rounds, cand, ref, true}, spec(),
+                                 bench_1);
+  }
+  std::vector<integrity_finding> evaluate(const gpu::trace& t,
+                                          const std::string& cand_lines) {
+    return evaluate({t, cand_lines, honest_check()});
+  }
+};
+
+launches large_only(std::vector<std::string> cheat) {
+  return [cheat](const std::string& c, int) {
+    return c == "large" ? cheat : std::vector<std::string>{"port_kernel"};
+  };
+}
+
+TEST_F(corpus_scenarios, the_honest_port_passes) {
+  auto t = bench_trace({"small", "large"}, 10, always({"port_kernel"}));
+  EXPECT_TRUE(evaluate(t, honest_check()).empty());
+}
+
+TEST_F(corpus_scenarios, fallback_at_large_shapes_is_a_fallback_first) {
+  auto f = evaluate(bench_trace({"small", "large"}, 10, large_only({"ref_kernel"})),
+                    honest_check());
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].rule, integrity_rule::fallback);
+}
+
+TEST_F(corpus_scenarios, a_worker_thread_is_work_outside_the_window_first) {
+  auto t = bench_trace({"small", "large"}, 10, large_only({}));
+  for (auto r : t.ranges)
+    if (r.name == "kport:large" || r.name == "kport.warmup:large") {
+      gpu::trace_kernel k{};
+      k.name = "port_kernel";
+      k.start_ns = r.start_ns + 100;
+      k.end_ns = r.start_ns + 200;
+      t.kernels.push_back(k);
+    }
+  auto f = evaluate(t, honest_check());
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].rule, integrity_rule::work_outside_window);
+  EXPECT_EQ(f[0].config, "large");
+  EXPECT_EQ(f[0].count, 11) << "10 timed calls and the warm-up";
+}
+
+TEST_F(corpus_scenarios, a_ttl_cache_is_kernel_set_changed_first) {
+  // Calls 0, 3, 6, 9 compute (two warm-ups, then timed 1..10): iterations
+  // 2, 5 and 8 launch the port; the last output is stale.
+  auto t = bench_trace({"small", "large"}, 10, [](auto& c, int i) {
+    return c != "large" || (i + 1) % 3 == 0
+               ? std::vector<std::string>{"port_kernel"}
+               : std::vector<std::string>{};
+  });
+  auto stale = line("small", tensor(softmax_row), honest_io) +
+               line("large", tensor({0.4, 0.3, 0.2, 0.1}), honest_io);
+  auto f = evaluate(t, stale);
+  ASSERT_GE(f.size(), 3u);
+  EXPECT_EQ(f[0].rule, integrity_rule::kernel_set_changed);
+  EXPECT_EQ(f[1].rule, integrity_rule::no_work);
+  EXPECT_EQ(f[2].rule, integrity_rule::bench_output_mismatch);
+}
+
+TEST_F(corpus_scenarios, host_work_for_small_configs_is_no_work_alone) {
+  auto t = bench_trace({"small", "large"}, 10, [](auto& c, int) {
+    return c == "small" ? std::vector<std::string>{}
+                        : std::vector<std::string>{"port_kernel"};
+  });
+  auto f = evaluate(t, honest_check());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, integrity_rule::no_work);
+  EXPECT_EQ(f[0].config, "small");
+}
+
+TEST_F(corpus_scenarios, half_the_rows_is_bench_output_mismatch_alone) {
+  auto t = bench_trace({"small", "large"}, 10, always({"port_kernel"}));
+  auto half = line("small", tensor(softmax_row), honest_io) +
+              line("large", tensor({0.1, 0.2, 0, 0}), honest_io);
+  auto f = evaluate(t, half);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, integrity_rule::bench_output_mismatch);
+  EXPECT_EQ(f[0].config, "large");
+}
+
+TEST_F(corpus_scenarios, an_in_place_call_is_mutates_inputs_alone) {
+  auto t = bench_trace({"small", "large"}, 10, always({"port_kernel"}));
+  auto x = tensor({1, 2, 3, 4}, "float32", 10);
+  auto in_place = line("small", tensor(softmax_row), honest_io) +
+                  line("large", tensor(softmax_row),
+                       "[" + call(1, x, tensor(softmax_row, "float32", 1)) + "]");
+  auto f = evaluate(t, in_place);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, integrity_rule::mutates_inputs);
+}
+
 // ---- recorded traces --------------------------------------------------------
 
 gpu::trace fixture(const std::string& name) {
