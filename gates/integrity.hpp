@@ -127,6 +127,8 @@ check_test_kernels(const execution_proof& proof, const config::port_spec& spec,
 /// fallback and no_candidate_kernel over a candidate bench run: any kernel
 /// of the reference's patterns is a fallback there (the bench times the
 /// candidate alone), and a run with no candidate kernel proves nothing.
+/// A spec without candidate patterns gets neither (nothing tells the sides
+/// apart: an A/A run of one program).
 std::vector<integrity_finding>
 check_bench_kernels(const std::vector<gpu::trace>& traces,
                     const config::port_spec& spec, const run_label& where);

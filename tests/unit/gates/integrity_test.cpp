@@ -286,6 +286,15 @@ TEST(integrity, a_bench_of_library_kernels_only_has_no_candidate_kernel) {
   EXPECT_EQ(f[0].count, 6);
 }
 
+TEST(integrity, a_spec_without_kernel_patterns_has_no_kernel_evidence) {
+  // An A/A run: one program on both sides, no patterns to tell them apart.
+  auto t = bench_trace({"a"}, 3, always({"aa_vector_add"}), {"aa_vector_add"});
+  config::port_spec none;
+  EXPECT_TRUE(check_bench_kernels({t}, none, bench_1).empty());
+  EXPECT_TRUE(check_outside_window({t}, none.target.kernels, bench_1).empty());
+  EXPECT_TRUE(check_no_work(samples(t), none.target.kernels, bench_1).empty());
+}
+
 TEST(integrity, an_honest_bench_passes_the_kernel_rules) {
   auto t = bench_trace({"a", "b"}, 10, always({"port_kernel", "fill"}));
   EXPECT_TRUE(check_bench_kernels({t}, spec(), bench_1).empty());
