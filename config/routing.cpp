@@ -35,8 +35,7 @@ std::ptrdiff_t first_visit(const job_progress& p, std::string_view stage) {
 /// integrity rule's finding ("fallback: ..."), whose literal must lead the
 /// final reason (verdict.json, `kport run --expect` reason = "<literal>").
 bool names_its_qualifier(const stage_outcome& out) {
-  return !out.qualifier.empty() &&
-         out.reason.size() > out.qualifier.size() &&
+  return !out.qualifier.empty() && out.reason.size() > out.qualifier.size() &&
          out.reason.compare(0, out.qualifier.size(), out.qualifier) == 0 &&
          out.reason[out.qualifier.size()] == ':';
 }

@@ -11,7 +11,8 @@ namespace kport::gates {
 
 namespace {
 
-template <class T> std::vector<T> values(const flatbuffers::Vector<T>* v) {
+template<class T>
+std::vector<T> values(const flatbuffers::Vector<T>* v) {
   return v ? std::vector<T>(v->begin(), v->end()) : std::vector<T>{};
 }
 
@@ -30,8 +31,8 @@ tensor_digest digest_of(const msg::TensorDigest& d) {
   return out;
 }
 
-std::vector<tensor_digest>
-digests_of(const flatbuffers::Vector<flatbuffers::Offset<msg::TensorDigest>>* v) {
+std::vector<tensor_digest> digests_of(
+    const flatbuffers::Vector<flatbuffers::Offset<msg::TensorDigest>>* v) {
   std::vector<tensor_digest> out;
   if (v)
     for (const auto* d : *v)
@@ -60,8 +61,8 @@ result<bench_checks> read_bench_checks(const std::string& path) {
     pos = end + 1;
     if (json.find_first_not_of(" \t\r") == std::string_view::npos)
       continue;
-    auto bin = runtime::artifact_from_json(
-        "bench_check", json, fmt::format("{}:{}", path, line));
+    auto bin = runtime::artifact_from_json("bench_check", json,
+                                           fmt::format("{}:{}", path, line));
     if (!bin)
       return std::move(bin).err();
     const auto* c = msg::GetBenchCheck(bin->data());

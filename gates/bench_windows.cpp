@@ -35,8 +35,8 @@ std::vector<kernel_window> kernel_windows(const gpu::trace& t) {
         bool timed = starts_with(name, range_prefix);
         w.kind = timed ? window_kind::timed : window_kind::warmup;
         w.range = at;
-        w.config = std::string{name.substr(
-            timed ? range_prefix.size() : warmup_prefix.size())};
+        w.config = std::string{
+            name.substr(timed ? range_prefix.size() : warmup_prefix.size())};
         break;
       }
       at = r->second->parent;
@@ -60,9 +60,8 @@ std::vector<timed_range> timed_ranges(const gpu::trace& t) {
     out.push_back({std::string{name.substr(range_prefix.size())}, r.id,
                    r.start_ns, r.end_ns});
   }
-  std::stable_sort(out.begin(), out.end(), [](auto& a, auto& b) {
-    return a.start_ns < b.start_ns;
-  });
+  std::stable_sort(out.begin(), out.end(),
+                   [](auto& a, auto& b) { return a.start_ns < b.start_ns; });
   return out;
 }
 

@@ -36,8 +36,8 @@ constexpr std::array<rule_def, 8> rules{{
     {integrity_rule::no_work, "no_work", false, true,
      "bench samples: the kernels inside each kport: range",
      "an iteration inside a kport: range launched no candidate kernel"},
-    {integrity_rule::bench_output_mismatch, "bench_output_mismatch", false, true,
-     "KPORT_CHECK output digests of the reference and candidate benches",
+    {integrity_rule::bench_output_mismatch, "bench_output_mismatch", false,
+     true, "KPORT_CHECK output digests of the reference and candidate benches",
      "at some bench config the candidate's output differs from the "
      "reference's beyond the spec's tolerance, or a side has no digest"},
     {integrity_rule::mutates_inputs, "mutates_inputs", false, true,
@@ -58,7 +58,9 @@ std::string quoted_list(const std::vector<std::string>& names) {
   return names.empty() ? std::string{"(none)"} : joined(names);
 }
 
-bool is_finite(double x) { return std::isfinite(x); }
+bool is_finite(double x) {
+  return std::isfinite(x);
+}
 
 /// Two sampled values: equal bits of meaning (NaN = NaN, same infinity),
 /// or finite and within tolerance of the reference's.
@@ -171,13 +173,17 @@ std::string input_difference(const tensor_digest& before,
 
 } // namespace
 
-std::span<const rule_def> integrity_rules() { return rules; }
+std::span<const rule_def> integrity_rules() {
+  return rules;
+}
 
 const rule_def& definition(integrity_rule r) {
   return rules[static_cast<std::size_t>(r)];
 }
 
-std::string_view literal(integrity_rule r) { return definition(r).literal; }
+std::string_view literal(integrity_rule r) {
+  return definition(r).literal;
+}
 
 std::optional<integrity_rule> rule_named(std::string_view name) {
   for (auto& r : rules)
@@ -211,9 +217,9 @@ std::string failure_reason(const std::vector<integrity_finding>& findings) {
     std::string names;
     for (auto& o : others)
       names += (names.empty() ? "" : ", ") + o;
-    out += fmt::format(" [and {} more finding{} in the report: {}]",
-                       findings.size() - 1, findings.size() > 2 ? "s" : "",
-                       names);
+    out +=
+        fmt::format(" [and {} more finding{} in the report: {}]",
+                    findings.size() - 1, findings.size() > 2 ? "s" : "", names);
   }
   return out;
 }
@@ -249,9 +255,9 @@ check_tests_ran(const runtime::process_outcome& run,
   return std::nullopt;
 }
 
-std::vector<integrity_finding>
-check_test_kernels(const execution_proof& proof, const config::port_spec& spec,
-                   const run_label& where) {
+std::vector<integrity_finding> check_test_kernels(const execution_proof& proof,
+                                                  const config::port_spec& spec,
+                                                  const run_label& where) {
   std::vector<integrity_finding> out;
   if (!proof.candidate_kernels.empty())
     return out;
@@ -303,13 +309,13 @@ check_bench_kernels(const std::vector<gpu::trace>& traces,
   }
   std::vector<integrity_finding> out;
   for (auto& [name, s] : reference) {
-    auto f = make(integrity_rule::fallback, where, s.config,
-                  fmt::format("reference kernel {} ran in the candidate's "
-                              "{} ({}{} launches)",
-                              name, where.what,
-                              s.config.empty() ? ""
-                                               : "config " + s.config + ", ",
-                              s.launches));
+    auto f =
+        make(integrity_rule::fallback, where, s.config,
+             fmt::format("reference kernel {} ran in the candidate's "
+                         "{} ({}{} launches)",
+                         name, where.what,
+                         s.config.empty() ? "" : "config " + s.config + ", ",
+                         s.launches));
     f.kernels = {name};
     f.count = s.launches;
     out.push_back(std::move(f));
@@ -397,9 +403,9 @@ check_kernel_sets(const std::vector<run_samples>& runs,
   for (std::size_t r = 0; r < runs.size(); ++r)
     for (auto& [config, iterations] : runs[r].kernels)
       for (std::size_t i = 0; i < iterations.size(); ++i)
-        sets[config].try_emplace(iterations[i],
-                                 first_seen{static_cast<int>(r) + 1,
-                                            static_cast<int>(i) + 1});
+        sets[config].try_emplace(
+            iterations[i],
+            first_seen{static_cast<int>(r) + 1, static_cast<int>(i) + 1});
   std::vector<integrity_finding> out;
   for (auto& [config, seen] : sets) {
     if (seen.size() < 2)
@@ -416,9 +422,9 @@ check_kernel_sets(const std::vector<run_samples>& runs,
     std::string text;
     std::set<std::string> names;
     for (auto& [at, set] : order) {
-      text += fmt::format("{}round {} iteration {}: {}",
-                          text.empty() ? "" : " | ", at.round, at.iteration,
-                          describe(*set));
+      text +=
+          fmt::format("{}round {} iteration {}: {}", text.empty() ? "" : " | ",
+                      at.round, at.iteration, describe(*set));
       for (auto& k : *set)
         names.insert(k.shown());
     }
@@ -445,12 +451,12 @@ check_no_work(const run_samples& samples,
     kernel_set seen;
     for (std::size_t i = 0; i < iterations.size(); ++i) {
       auto& set = iterations[i];
-      bool worked = patterns.empty()
-                        ? !set.empty()
-                        : std::any_of(set.begin(), set.end(), [&](auto& k) {
-                            return kernel_matches(k.name, k.demangled,
-                                                  patterns);
-                          });
+      bool worked =
+          patterns.empty()
+              ? !set.empty()
+              : std::any_of(set.begin(), set.end(), [&](auto& k) {
+                  return kernel_matches(k.name, k.demangled, patterns);
+                });
       if (worked)
         continue;
       if (empty++ == 0) {
@@ -460,14 +466,14 @@ check_no_work(const run_samples& samples,
     }
     if (empty == 0)
       continue;
-    auto f = make(
-        integrity_rule::no_work, where, config,
-        fmt::format("iteration {} of config `{}` in the {} launched no {}"
-                    "kernel inside its kport: range ({} of {} iterations; "
-                    "kernels there: {})",
-                    first, config, where.what,
-                    patterns.empty() ? "" : "candidate ", empty,
-                    iterations.size(), describe(seen)));
+    auto f =
+        make(integrity_rule::no_work, where, config,
+             fmt::format("iteration {} of config `{}` in the {} launched no {}"
+                         "kernel inside its kport: range ({} of {} iterations; "
+                         "kernels there: {})",
+                         first, config, where.what,
+                         patterns.empty() ? "" : "candidate ", empty,
+                         iterations.size(), describe(seen)));
     f.iteration = first;
     f.count = empty;
     for (auto& k : seen)
@@ -477,9 +483,10 @@ check_no_work(const run_samples& samples,
   return out;
 }
 
-std::vector<integrity_finding>
-check_outputs(const bench_checks& reference, const bench_checks& candidate,
-              tolerance tol, const run_label& where) {
+std::vector<integrity_finding> check_outputs(const bench_checks& reference,
+                                             const bench_checks& candidate,
+                                             tolerance tol,
+                                             const run_label& where) {
   std::vector<integrity_finding> out;
   if (!reference.present && !candidate.present)
     return out;
@@ -505,13 +512,12 @@ check_outputs(const bench_checks& reference, const bench_checks& candidate,
     auto r = reference.configs.find(name);
     auto c = candidate.configs.find(name);
     if (r == reference.configs.end() || c == candidate.configs.end()) {
-      out.push_back(make(integrity_rule::bench_output_mismatch, where, name,
-                         fmt::format("config `{}` has an output digest on the "
-                                     "{} side only",
-                                     name,
-                                     r == reference.configs.end()
-                                         ? "candidate"
-                                         : "reference")));
+      out.push_back(make(
+          integrity_rule::bench_output_mismatch, where, name,
+          fmt::format(
+              "config `{}` has an output digest on the "
+              "{} side only",
+              name, r == reference.configs.end() ? "candidate" : "reference")));
       continue;
     }
     auto mismatch = [&](std::string detail, int count = 0) {
@@ -529,17 +535,17 @@ check_outputs(const bench_checks& reference, const bench_checks& candidate,
     auto& co = c->second.outputs;
     auto& ro = r->second.outputs;
     if (co.size() != ro.size()) {
-      mismatch(fmt::format("{} output tensors (the reference's: {})",
-                           co.size(), ro.size()));
+      mismatch(fmt::format("{} output tensors (the reference's: {})", co.size(),
+                           ro.size()));
       continue;
     }
     for (std::size_t i = 0; i < co.size(); ++i) {
       int count = 0;
       auto diff = output_difference(co[i], ro[i], tol, count);
       if (!diff.empty()) {
-        mismatch(fmt::format("output {} differs from the reference's: {}", i,
-                             diff),
-                 count);
+        mismatch(
+            fmt::format("output {} differs from the reference's: {}", i, diff),
+            count);
         break;
       }
     }
@@ -547,9 +553,9 @@ check_outputs(const bench_checks& reference, const bench_checks& candidate,
   return out;
 }
 
-std::vector<integrity_finding>
-check_inputs(const bench_checks& candidate, const bench_checks& reference,
-             const run_label& where) {
+std::vector<integrity_finding> check_inputs(const bench_checks& candidate,
+                                            const bench_checks& reference,
+                                            const run_label& where) {
   std::vector<integrity_finding> out;
   for (auto& [name, cc] : candidate.configs) {
     // Inputs the reference's own calls change are outputs of an in-place
@@ -557,8 +563,8 @@ check_inputs(const bench_checks& candidate, const bench_checks& reference,
     std::set<std::size_t> in_place;
     if (auto r = reference.configs.find(name); r != reference.configs.end())
       for (auto& call : r->second.inputs)
-        for (std::size_t j = 0;
-             j < call.before.size() && j < call.after.size(); ++j)
+        for (std::size_t j = 0; j < call.before.size() && j < call.after.size();
+             ++j)
           if (!input_difference(call.before[j], call.after[j]).empty())
             in_place.insert(j);
     int changed_calls = 0;

@@ -67,9 +67,9 @@ bool applies(const rule_def& r, config::gate_type gate);
 
 /// Which run a finding comes from.
 struct run_label {
-  std::string what;              ///< "test", "bench candidate 2"
+  std::string what;               ///< "test", "bench candidate 2"
   std::string side = "candidate"; ///< or "reference"
-  int round = 0;                 ///< bench round, 1-based; 0 otherwise
+  int round = 0;                  ///< bench round, 1-based; 0 otherwise
 };
 
 /// One rule that fired, with its evidence.
@@ -118,9 +118,9 @@ check_tests_ran(const runtime::process_outcome& run,
 /// fallback and no_candidate_kernel over a test run's proof. A suite may
 /// use the reference as its oracle, so reference kernels beside candidate
 /// kernels are allowed here; only reference kernels are a fallback.
-std::vector<integrity_finding>
-check_test_kernels(const execution_proof& proof, const config::port_spec& spec,
-                   const run_label& where);
+std::vector<integrity_finding> check_test_kernels(const execution_proof& proof,
+                                                  const config::port_spec& spec,
+                                                  const run_label& where);
 
 // ---- performance ----------------------------------------------------------
 
@@ -151,8 +151,8 @@ check_kernel_sets(const std::vector<run_samples>& runs,
 /// no_work: iterations inside a `kport:` range that launched no candidate
 /// kernel (no kernel at all when `patterns` is empty), one finding a config.
 std::vector<integrity_finding>
-check_no_work(const run_samples& samples, const std::vector<std::string>& patterns,
-              const run_label& where);
+check_no_work(const run_samples& samples,
+              const std::vector<std::string>& patterns, const run_label& where);
 
 /// bench_output_mismatch: per config, the candidate's output digests against
 /// the reference's of the same round: shape, dtype and numel exact, NaN and
@@ -160,15 +160,16 @@ check_no_work(const run_samples& samples, const std::vector<std::string>& patter
 /// sums within numel * atol + rtol * the reference's abs sum; a config or a
 /// whole check file on one side only is a finding too. Both files absent:
 /// nothing (the caller notes that outputs were not checked).
-std::vector<integrity_finding>
-check_outputs(const bench_checks& reference, const bench_checks& candidate,
-              tolerance tol, const run_label& where);
+std::vector<integrity_finding> check_outputs(const bench_checks& reference,
+                                             const bench_checks& candidate,
+                                             tolerance tol,
+                                             const run_label& where);
 
 /// mutates_inputs: a timed call whose input digest changed across the call,
 /// unless the reference's calls change that input too (an in-place operator).
-std::vector<integrity_finding>
-check_inputs(const bench_checks& candidate, const bench_checks& reference,
-             const run_label& where);
+std::vector<integrity_finding> check_inputs(const bench_checks& candidate,
+                                            const bench_checks& reference,
+                                            const run_label& where);
 
 /// What the performance gate holds after one candidate bench run.
 struct candidate_bench_evidence {
@@ -177,7 +178,7 @@ struct candidate_bench_evidence {
   const std::vector<run_samples>& rounds;
   const bench_checks& checks;    ///< this run's check file
   const bench_checks& reference; ///< the reference run's of the same round
-  bool kernels = true; ///< the traces hold kernels (CUDA backend)
+  bool kernels = true;           ///< the traces hold kernels (CUDA backend)
 };
 
 /// Every performance rule on one candidate bench run, ordered (the first

@@ -76,10 +76,9 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     auto summary = summarize(ref_runs, cand_runs, ctx.cfg->perf.min_time_ns);
     report.perf = to_message(summary, spec.perf_floor, spec.perf_rounds);
     report.perf->device_ns = device_ns;
-    report.perf->gate_wall_ns =
-        std::chrono::duration<double, std::nano>(
-            std::chrono::steady_clock::now() - started)
-            .count();
+    report.perf->gate_wall_ns = std::chrono::duration<double, std::nano>(
+                                    std::chrono::steady_clock::now() - started)
+                                    .count();
     report.perf->efficiency = report.perf->gate_wall_ns > 0
                                   ? device_ns / report.perf->gate_wall_ns
                                   : 0;
@@ -148,9 +147,9 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
       for (auto& t : result->traces)
         for (auto& k : t.kernels)
           device_ns += static_cast<double>(k.end_ns - k.start_ns);
-      auto samples = samples_from_traces(
-          result->traces,
-          cuda ? time_source::kernel_sum : time_source::range_wall);
+      auto samples =
+          samples_from_traces(result->traces, cuda ? time_source::kernel_sum
+                                                   : time_source::range_wall);
       auto checks = read_bench_checks(check_path);
       run_label where{run.what, to_string(s), round};
       if (s == side::reference) {
@@ -182,8 +181,13 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
       if (!checks) {
         // The candidate's own process wrote the file: garbage there is
         // evidence withheld, not an accident of kport's.
-        findings.push_back({integrity_rule::bench_output_mismatch, where, "",
-                            0, {}, 0, checks.err().message});
+        findings.push_back({integrity_rule::bench_output_mismatch,
+                            where,
+                            "",
+                            0,
+                            {},
+                            0,
+                            checks.err().message});
         order_findings(findings);
       }
       // The first round with evidence ends the gate: later rounds could

@@ -123,7 +123,8 @@ inline std::uint64_t config_seed(std::string_view id) {
 /// seeds its warm-up generator with seed ^ this).
 inline constexpr std::uint64_t warmup_salt = 0x5DEECE66DULL;
 
-// ---- sampling ------------------------------------------------------------------
+// ---- sampling
+// ------------------------------------------------------------------
 
 /// One step of splitmix64: advances `state`, returns the output.
 inline std::uint64_t splitmix64(std::uint64_t& state) {
@@ -153,28 +154,50 @@ inline std::vector<std::int64_t> sample_indices(std::int64_t numel,
   std::set<std::int64_t> picked{0, numel - 1};
   std::uint64_t state = seed;
   while (static_cast<int>(picked.size()) < count)
-    picked.insert(static_cast<std::int64_t>(
-        splitmix64(state) % static_cast<std::uint64_t>(numel)));
+    picked.insert(static_cast<std::int64_t>(splitmix64(state) %
+                                            static_cast<std::uint64_t>(numel)));
   return {picked.begin(), picked.end()};
 }
 
-// ---- element types -----------------------------------------------------------------
+// ---- element types
+// -----------------------------------------------------------------
 
 /// The element types the helper digests, spelled as torch spells them.
-enum class dtype { float32, float64, float16, bfloat16, int32, int64, int16, int8, uint8, boolean };
+enum class dtype {
+  float32,
+  float64,
+  float16,
+  bfloat16,
+  int32,
+  int64,
+  int16,
+  int8,
+  uint8,
+  boolean
+};
 
 inline const char* name_of(dtype t) {
   switch (t) {
-  case dtype::float32: return "float32";
-  case dtype::float64: return "float64";
-  case dtype::float16: return "float16";
-  case dtype::bfloat16: return "bfloat16";
-  case dtype::int32: return "int32";
-  case dtype::int64: return "int64";
-  case dtype::int16: return "int16";
-  case dtype::int8: return "int8";
-  case dtype::uint8: return "uint8";
-  case dtype::boolean: return "bool";
+  case dtype::float32:
+    return "float32";
+  case dtype::float64:
+    return "float64";
+  case dtype::float16:
+    return "float16";
+  case dtype::bfloat16:
+    return "bfloat16";
+  case dtype::int32:
+    return "int32";
+  case dtype::int64:
+    return "int64";
+  case dtype::int16:
+    return "int16";
+  case dtype::int8:
+    return "int8";
+  case dtype::uint8:
+    return "uint8";
+  case dtype::boolean:
+    return "bool";
   }
   return "float32";
 }
@@ -182,13 +205,17 @@ inline const char* name_of(dtype t) {
 inline std::size_t size_of(dtype t) {
   switch (t) {
   case dtype::float64:
-  case dtype::int64: return 8;
+  case dtype::int64:
+    return 8;
   case dtype::float32:
-  case dtype::int32: return 4;
+  case dtype::int32:
+    return 4;
   case dtype::float16:
   case dtype::bfloat16:
-  case dtype::int16: return 2;
-  default: return 1;
+  case dtype::int16:
+    return 2;
+  default:
+    return 1;
   }
 }
 
@@ -221,21 +248,31 @@ inline double element(const void* data, dtype t, std::int64_t i) {
     return x;
   };
   switch (t) {
-  case dtype::float32: return load(float{});
-  case dtype::float64: return load(double{});
-  case dtype::float16: return half_to_double(load(std::uint16_t{}));
-  case dtype::bfloat16: return bfloat16_to_double(load(std::uint16_t{}));
-  case dtype::int32: return load(std::int32_t{});
-  case dtype::int64: return static_cast<double>(load(std::int64_t{}));
-  case dtype::int16: return load(std::int16_t{});
-  case dtype::int8: return load(std::int8_t{});
+  case dtype::float32:
+    return load(float{});
+  case dtype::float64:
+    return load(double{});
+  case dtype::float16:
+    return half_to_double(load(std::uint16_t{}));
+  case dtype::bfloat16:
+    return bfloat16_to_double(load(std::uint16_t{}));
+  case dtype::int32:
+    return load(std::int32_t{});
+  case dtype::int64:
+    return static_cast<double>(load(std::int64_t{}));
+  case dtype::int16:
+    return load(std::int16_t{});
+  case dtype::int8:
+    return load(std::int8_t{});
   case dtype::uint8:
-  case dtype::boolean: return load(std::uint8_t{});
+  case dtype::boolean:
+    return load(std::uint8_t{});
   }
   return 0;
 }
 
-// ---- digests -----------------------------------------------------------------------------
+// ---- digests
+// -----------------------------------------------------------------------------
 
 /// A tensor's digest (messages/bench_check.fbs TensorDigest).
 struct tensor_digest {
@@ -317,7 +354,8 @@ inline tensor_digest output_digest(const void* host, dtype t,
   return d;
 }
 
-// ---- the check line -----------------------------------------------------------------------
+// ---- the check line
+// -----------------------------------------------------------------------
 
 /// One timed call's input digests, before and after it.
 struct call_digests {
@@ -354,7 +392,7 @@ inline std::string quoted(std::string_view s) {
   return out + "\"";
 }
 
-template <class T, class F>
+template<class T, class F>
 std::string list(const std::vector<T>& xs, F each) {
   std::string out = "[";
   for (std::size_t i = 0; i < xs.size(); ++i)
@@ -362,7 +400,9 @@ std::string list(const std::vector<T>& xs, F each) {
   return out + "]";
 }
 
-inline std::string integer(std::int64_t x) { return std::to_string(x); }
+inline std::string integer(std::int64_t x) {
+  return std::to_string(x);
+}
 
 inline std::string json(const tensor_digest& d) {
   // Keys sorted, as Python's json.dumps(sort_keys=True) writes them.
@@ -400,8 +440,8 @@ inline std::string check_record(std::string_view config, std::string_view bench,
                     ", \"config\": " + detail::quoted(config) +
                     ", \"inputs\": ";
   out += detail::list(calls, [&](const call_digests& c) {
-    return "{\"after\": " + digests(c.after) + ", \"before\": " +
-           digests(c.before) +
+    return "{\"after\": " + digests(c.after) +
+           ", \"before\": " + digests(c.before) +
            ", \"iteration\": " + std::to_string(c.iteration) + "}";
   });
   out += ", \"outputs\": " + digests(outputs) +

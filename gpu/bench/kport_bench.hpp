@@ -79,12 +79,11 @@ inline void check(cudaError_t e, const char* what) {
 #ifdef __CUDACC__
 /// Wrapping int64 sum of a buffer's words (checksum_of on the device).
 __global__ void kport_bench_checksum(const unsigned char* p, std::size_t bytes,
-                                     unsigned unit,
-                                     unsigned long long* out) {
+                                     unsigned unit, unsigned long long* out) {
   unsigned long long sum = 0;
   std::size_t words = bytes / unit;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) +
-                       threadIdx.x;
+  for (std::size_t i =
+           blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
        i < words; i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
     long long w;
     if (unit == 4)
@@ -105,7 +104,8 @@ __global__ void kport_bench_checksum(const unsigned char* p, std::size_t bytes,
 /// Runs configs under the convention; one per bench process or many.
 class runner {
 public:
-  explicit runner(options o = {}) : opt_(std::move(o)) {
+  explicit runner(options o = {})
+      : opt_(std::move(o)) {
     if (opt_.iterations < 1 || opt_.warmup < 0)
       throw std::invalid_argument(
           "kport_bench: iterations must be >= 1 and warmup >= 0");
@@ -129,7 +129,7 @@ public:
   /// device, before any range), `call(const call_io&)` launches the work on
   /// options.stream. Returns the median of the calls' CUDA-event times in
   /// microseconds (for people; kport takes CUPTI's).
-  template <class Prepare, class Call>
+  template<class Prepare, class Call>
   double run(const std::string& config, Prepare&& prepare, Call&& call) {
     auto seed = config_seed(config);
     for (int w = 0; w < opt_.warmup; ++w) {
@@ -171,17 +171,15 @@ public:
       std::vector<tensor_digest> outputs;
       for (auto& t : last.outputs)
         outputs.push_back(output_of(t, seed));
-      if (!append_check(
-              check_record(config, opt_.label, seed, outputs, calls)))
+      if (!append_check(check_record(config, opt_.label, seed, outputs, calls)))
         throw std::runtime_error("kport_bench: cannot append to KPORT_CHECK");
     }
     auto sorted = times;
     std::sort(sorted.begin(), sorted.end());
-    double median = sorted.size() % 2
-                        ? sorted[sorted.size() / 2]
-                        : (sorted[sorted.size() / 2 - 1] +
-                           sorted[sorted.size() / 2]) /
-                              2;
+    double median =
+        sorted.size() % 2
+            ? sorted[sorted.size() / 2]
+            : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
     std::printf("%s %-32s iters=%-3zu median=%10.2f us  min=%10.2f us\n",
                 opt_.label.c_str(), config.c_str(), times.size(), median,
                 sorted.front());
@@ -218,8 +216,8 @@ private:
           "checksum");
     auto unit = static_cast<unsigned>(checksum_unit(bytes));
     auto words = bytes / unit;
-    unsigned blocks = static_cast<unsigned>(
-        std::min<std::size_t>((words + 255) / 256, 4096));
+    unsigned blocks =
+        static_cast<unsigned>(std::min<std::size_t>((words + 255) / 256, 4096));
     kport_bench_checksum<<<blocks, 256, 0, opt_.stream>>>(
         static_cast<const unsigned char*>(t.data), bytes, unit, sum_);
     check(cudaGetLastError(), "checksum kernel");
@@ -251,9 +249,9 @@ private:
   tensor_digest output_of(const device_tensor& t, std::uint64_t seed) {
     std::vector<unsigned char> host(t.bytes());
     if (!host.empty())
-      check(cudaMemcpy(host.data(), t.data, host.size(),
-                       cudaMemcpyDeviceToHost),
-            "output copy");
+      check(
+          cudaMemcpy(host.data(), t.data, host.size(), cudaMemcpyDeviceToHost),
+          "output copy");
     return output_digest(host.data(), t.type, t.shape, seed);
   }
 

@@ -13,8 +13,8 @@ __global__ void helper_fill(float* x, long long n, unsigned long long seed) {
   long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
   if (i >= n)
     return;
-  unsigned long long s = (seed + static_cast<unsigned long long>(i)) *
-                         0x9E3779B97F4A7C15ULL;
+  unsigned long long s =
+      (seed + static_cast<unsigned long long>(i)) * 0x9E3779B97F4A7C15ULL;
   x[i] = static_cast<float>((s ^ (s >> 29)) % 1000) / 1000.0f;
 }
 

@@ -37,11 +37,11 @@ protected:
   void SetUp() override {
     if (auto d = gpu::discover_cuda_devices(); !d)
       GTEST_SKIP() << "no CUDA device: " << d.err().message;
-    dir_ = fs::temp_directory_path() /
-           ("kport-bench-helper-" +
-            std::string{::testing::UnitTest::GetInstance()
-                            ->current_test_info()
-                            ->name()});
+    dir_ =
+        fs::temp_directory_path() /
+        ("kport-bench-helper-" +
+         std::string{
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()});
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -55,12 +55,13 @@ protected:
     auto check = dir_ / (mode + ".jsonl");
     fs::create_directories(traces);
     child_process child;
-    EXPECT_TRUE(child.start({helper_bench, mode},
-                            child_env({{"NVTX_INJECTION64_PATH", inject_library},
-                                       {"CUDA_INJECTION64_PATH", inject_library},
-                                       {"KPORT_TRACE_DIR", traces.string()},
-                                       {"KPORT_CHECK", check.string()}}),
-                            (dir_ / (mode + ".stderr")).string()));
+    EXPECT_TRUE(
+        child.start({helper_bench, mode},
+                    child_env({{"NVTX_INJECTION64_PATH", inject_library},
+                               {"CUDA_INJECTION64_PATH", inject_library},
+                               {"KPORT_TRACE_DIR", traces.string()},
+                               {"KPORT_CHECK", check.string()}}),
+                    (dir_ / (mode + ".stderr")).string()));
     auto lines = child.read_lines();
     int status = child.wait();
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
@@ -90,13 +91,15 @@ TEST_F(bench_helper, an_honest_cuda_bench_passes_every_rule) {
     for (auto ns : its)
       EXPECT_GT(ns, 0) << config;
   }
-  EXPECT_TRUE(check_bench_kernels(a.traces, [] {
-                config::port_spec spec;
-                spec.target.kernels = patterns;
-                spec.reference.kernels = {"no_reference"};
-                return spec;
-              }(),
-                                  where)
+  EXPECT_TRUE(check_bench_kernels(
+                  a.traces,
+                  [] {
+                    config::port_spec spec;
+                    spec.target.kernels = patterns;
+                    spec.reference.kernels = {"no_reference"};
+                    return spec;
+                  }(),
+                  where)
                   .empty());
   EXPECT_TRUE(check_outside_window(a.traces, patterns, where).empty())
       << "input fills and checksums run outside, but are not the candidate's";
@@ -132,9 +135,9 @@ TEST_F(bench_helper, work_launched_after_the_range_is_outside_the_window) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, integrity_rule::work_outside_window);
   EXPECT_EQ(f[0].count, 1);
-  auto idle = check_no_work(
-      samples_from_traces(bad.traces, time_source::kernel_sum), patterns,
-      where);
+  auto idle =
+      check_no_work(samples_from_traces(bad.traces, time_source::kernel_sum),
+                    patterns, where);
   ASSERT_EQ(idle.size(), 1u);
   EXPECT_EQ(idle[0].config, "n=4194304");
 }

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fmt/format.h>
 #include <filesystem>
+#include <fmt/format.h>
 
 namespace kport::test {
 namespace {
@@ -141,8 +141,8 @@ TEST_F(gates_test, skip_only_suite_is_rejected_for_no_tests_ran) {
 std::vector<std::string> with_check(std::vector<std::string> argv,
                                     const std::string& line) {
   std::vector<std::string> out{
-      "sh", "-c",
-      "\"$@\" && printf '%s\\n' '" + line + "' >> \"$KPORT_CHECK\"", "sh"};
+      "sh", "-c", "\"$@\" && printf '%s\\n' '" + line + "' >> \"$KPORT_CHECK\"",
+      "sh"};
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
 }
@@ -152,9 +152,10 @@ std::vector<std::string> with_check(std::vector<std::string> argv,
 std::string check_line(const std::string& config, const std::string& values,
                        int before = 7, int after = 7) {
   auto input = [](int checksum) {
-    return fmt::format(R"({{"shape": [1], "dtype": "int32", "numel": 1, )"
-                       R"("checksum": {}, "sample_index": [0], "sample": [{}]}})",
-                       checksum, checksum);
+    return fmt::format(
+        R"({{"shape": [1], "dtype": "int32", "numel": 1, )"
+        R"("checksum": {}, "sample_index": [0], "sample": [{}]}})",
+        checksum, checksum);
   };
   return fmt::format(
       R"({{"config": "{}", "bench": "b", "seed": 1, "outputs": [{{"shape": [2], )"
@@ -194,8 +195,7 @@ TEST_F(gates_test, a_bench_that_changes_its_inputs_is_rejected) {
       with_check(spec.target.bench, check_line("large", "0.5, 0.5", 7, 8));
   auto r = run(spec);
   ASSERT_EQ(r.state, "REJECTED") << describe(r);
-  EXPECT_EQ(r.reason.rfind("mutates_inputs: config `large` iteration 1", 0),
-            0u)
+  EXPECT_EQ(r.reason.rfind("mutates_inputs: config `large` iteration 1", 0), 0u)
       << r.reason;
 }
 
@@ -208,8 +208,8 @@ TEST_F(gates_test, matching_digests_on_both_sides_are_accepted) {
   ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
   auto gate = attempt_dirs(r.evidence, "performance");
   ASSERT_EQ(gate.size(), 1u);
-  EXPECT_FALSE(contains(read_text(gate[0] + "/report.json"),
-                        "outputs not compared"));
+  EXPECT_FALSE(
+      contains(read_text(gate[0] + "/report.json"), "outputs not compared"));
 }
 
 TEST_F(gates_test, slow_port_is_investigated_and_rejected_at_the_perf_cap) {

@@ -71,8 +71,8 @@ TEST(cheat_corpus, every_recording_a_job_replays_is_a_valid_artifact) {
       for (int attempt = 1; attempt <= n; ++attempt) {
         auto dir = fs::path{spec->agent_for(stage).recording} / stage /
                    std::to_string(attempt);
-        auto r = runtime::load_artifact_file(stage,
-                                             (dir / "result.json").string());
+        auto r =
+            runtime::load_artifact_file(stage, (dir / "result.json").string());
         EXPECT_TRUE(r) << job.spec << ": " << r.err().message;
       }
     // A cheat's own glue replaces the honest entry point.

@@ -239,8 +239,8 @@ execution_proof proof_of(std::vector<std::string> cand,
 }
 
 TEST(integrity, only_reference_kernels_in_the_tests_is_a_fallback) {
-  auto f = check_test_kernels(proof_of({}, {"ref_kernel"}, 70), spec(),
-                              {"test"});
+  auto f =
+      check_test_kernels(proof_of({}, {"ref_kernel"}, 70), spec(), {"test"});
   ASSERT_EQ(f.size(), 2u);
   order_findings(f);
   EXPECT_EQ(f[0].rule, integrity_rule::fallback);
@@ -266,7 +266,8 @@ TEST(integrity, a_suite_may_use_the_reference_as_its_oracle) {
 TEST(integrity, any_reference_kernel_in_a_candidate_bench_is_a_fallback) {
   // The port for small configs, the reference for the large one.
   auto t = bench_trace({"small", "large"}, 10, [](auto& c, int) {
-    return std::vector<std::string>{c == "large" ? "ref_kernel" : "port_kernel"};
+    return std::vector<std::string>{c == "large" ? "ref_kernel"
+                                                 : "port_kernel"};
   });
   auto f = check_bench_kernels({t}, spec(), bench_1);
   ASSERT_EQ(f.size(), 1u);
@@ -298,9 +299,11 @@ TEST(integrity, a_spec_without_kernel_patterns_has_no_kernel_evidence) {
 TEST(integrity, an_honest_bench_passes_the_kernel_rules) {
   auto t = bench_trace({"a", "b"}, 10, always({"port_kernel", "fill"}));
   EXPECT_TRUE(check_bench_kernels({t}, spec(), bench_1).empty());
-  EXPECT_TRUE(check_outside_window({t}, spec().target.kernels, bench_1).empty());
+  EXPECT_TRUE(
+      check_outside_window({t}, spec().target.kernels, bench_1).empty());
   EXPECT_TRUE(check_kernel_sets({samples(t)}, "candidate").empty());
-  EXPECT_TRUE(check_no_work(samples(t), spec().target.kernels, bench_1).empty());
+  EXPECT_TRUE(
+      check_no_work(samples(t), spec().target.kernels, bench_1).empty());
 }
 
 // ---- work_outside_window -------------------------------------------------
@@ -368,7 +371,8 @@ TEST(integrity, warmup_nested_ranges_and_harness_kernels_are_not_outside) {
   gpu::trace_kernel flush{};
   flush.name = "fill_kernel";
   t.kernels.push_back(flush);
-  EXPECT_TRUE(check_outside_window({t}, spec().target.kernels, bench_1).empty());
+  EXPECT_TRUE(
+      check_outside_window({t}, spec().target.kernels, bench_1).empty());
   EXPECT_TRUE(check_outside_window({t}, {}, bench_1).empty())
       << "without candidate patterns the rule cannot tell kernels apart";
 }
@@ -396,8 +400,8 @@ TEST(integrity, a_cache_that_skips_calls_changes_the_kernel_set) {
 TEST(integrity, kernel_sets_that_change_between_rounds_are_caught) {
   auto one = bench_trace({"a"}, 4, always({"port_kernel"}));
   auto two = bench_trace({"a"}, 4, always({"port_kernel_fast"}));
-  EXPECT_TRUE(check_kernel_sets({samples(one), samples(one)}, "candidate")
-                  .empty());
+  EXPECT_TRUE(
+      check_kernel_sets({samples(one), samples(one)}, "candidate").empty());
   auto f = check_kernel_sets({samples(one), samples(two)}, "candidate");
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].run.round, 2);
@@ -429,11 +433,11 @@ TEST(integrity, iterations_without_a_candidate_kernel_do_no_work) {
 // ---- check files ------------------------------------------------------------
 
 struct check_files : ::testing::Test {
-  fs::path dir = fs::temp_directory_path() /
-                 ("kport_integrity_" +
-                  std::string{::testing::UnitTest::GetInstance()
-                                  ->current_test_info()
-                                  ->name()});
+  fs::path dir =
+      fs::temp_directory_path() /
+      ("kport_integrity_" +
+       std::string{
+           ::testing::UnitTest::GetInstance()->current_test_info()->name()});
   void SetUp() override {
     fs::remove_all(dir);
     fs::create_directories(dir);
@@ -487,8 +491,8 @@ std::string tensor(const std::vector<double>& values,
 std::string line(const std::string& config, const std::string& outputs,
                  const std::string& inputs = "[]", std::uint64_t seed = 7) {
   return fmt::format(
-      R"({{"config": "{}", "bench": "b", "seed": {}, "outputs": [{}], "inputs": {}}})",
-      config, seed, outputs, inputs) +
+             R"({{"config": "{}", "bench": "b", "seed": {}, "outputs": [{}], "inputs": {}}})",
+             config, seed, outputs, inputs) +
          "\n";
 }
 
@@ -506,8 +510,9 @@ TEST_F(check_files, a_missing_file_is_absent_and_a_bad_line_names_its_place) {
   ASSERT_TRUE(absent);
   EXPECT_FALSE(absent->present);
   auto path = (dir / "bad.jsonl").string();
-  ASSERT_TRUE(runtime::write_file_atomic(
-      path, line("a", tensor(softmax_row)) + "{\"config\": \"b\", \"x\": 1}\n"));
+  ASSERT_TRUE(
+      runtime::write_file_atomic(path, line("a", tensor(softmax_row)) +
+                                           "{\"config\": \"b\", \"x\": 1}\n"));
   auto bad = read_bench_checks(path);
   ASSERT_FALSE(bad);
   EXPECT_TRUE(contains(bad.err().message, "bad.jsonl:2")) << bad.err().message;
@@ -604,12 +609,12 @@ TEST_F(check_files, a_config_or_a_file_on_one_side_only_is_a_mismatch) {
 TEST_F(check_files, an_input_changed_by_the_call_is_mutates_inputs) {
   auto x = tensor(softmax_row, "float32", 1234);
   auto y = tensor({0.25, 0.25, 0.25, 0.25}, "float32", 999);
-  auto ref = write("r.jsonl",
-                   line("big", tensor(softmax_row),
-                        "[" + call(1, x, x) + ", " + call(2, x, x) + "]"));
-  auto cand = write("c.jsonl",
-                    line("big", tensor(softmax_row),
-                         "[" + call(1, x, x) + ", " + call(2, x, y) + "]"));
+  auto ref =
+      write("r.jsonl", line("big", tensor(softmax_row),
+                            "[" + call(1, x, x) + ", " + call(2, x, x) + "]"));
+  auto cand =
+      write("c.jsonl", line("big", tensor(softmax_row),
+                            "[" + call(1, x, x) + ", " + call(2, x, y) + "]"));
   EXPECT_TRUE(check_inputs(ref, ref, bench_1).empty());
   auto f = check_inputs(cand, ref, bench_1);
   ASSERT_EQ(f.size(), 1u);
@@ -623,10 +628,10 @@ TEST_F(check_files, an_input_changed_by_the_call_is_mutates_inputs) {
 TEST_F(check_files, an_in_place_operator_may_change_what_the_reference_does) {
   auto x = tensor(softmax_row, "float32", 1);
   auto y = tensor(softmax_row, "float32", 2);
-  auto ref = write("r.jsonl", line("a", tensor(softmax_row),
-                                   "[" + call(1, x, y) + "]"));
-  auto cand = write("c.jsonl", line("a", tensor(softmax_row),
-                                    "[" + call(1, x, y) + "]"));
+  auto ref = write("r.jsonl",
+                   line("a", tensor(softmax_row), "[" + call(1, x, y) + "]"));
+  auto cand = write("c.jsonl",
+                    line("a", tensor(softmax_row), "[" + call(1, x, y) + "]"));
   EXPECT_TRUE(check_inputs(cand, ref, bench_1).empty());
   EXPECT_EQ(check_inputs(cand, bench_checks{}, bench_1).size(), 1u)
       << "without the reference's evidence the change counts";
@@ -641,8 +646,10 @@ struct scenario {
   std::string cand_lines, ref_lines;
 };
 
-const std::string honest_io =
-    "[" + call(1, tensor(softmax_row, "float32", 5), tensor(softmax_row, "float32", 5)) + "]";
+const std::string honest_io = "[" +
+                              call(1, tensor(softmax_row, "float32", 5),
+                                   tensor(softmax_row, "float32", 5)) +
+                              "]";
 
 std::string honest_check() {
   return line("small", tensor(softmax_row), honest_io) +
@@ -675,8 +682,9 @@ TEST_F(corpus_scenarios, the_honest_port_passes) {
 }
 
 TEST_F(corpus_scenarios, fallback_at_large_shapes_is_a_fallback_first) {
-  auto f = evaluate(bench_trace({"small", "large"}, 10, large_only({"ref_kernel"})),
-                    honest_check());
+  auto f =
+      evaluate(bench_trace({"small", "large"}, 10, large_only({"ref_kernel"})),
+               honest_check());
   ASSERT_FALSE(f.empty());
   EXPECT_EQ(f[0].rule, integrity_rule::fallback);
 }
@@ -739,9 +747,10 @@ TEST_F(corpus_scenarios, half_the_rows_is_bench_output_mismatch_alone) {
 TEST_F(corpus_scenarios, an_in_place_call_is_mutates_inputs_alone) {
   auto t = bench_trace({"small", "large"}, 10, always({"port_kernel"}));
   auto x = tensor({1, 2, 3, 4}, "float32", 10);
-  auto in_place = line("small", tensor(softmax_row), honest_io) +
-                  line("large", tensor(softmax_row),
-                       "[" + call(1, x, tensor(softmax_row, "float32", 1)) + "]");
+  auto in_place =
+      line("small", tensor(softmax_row), honest_io) +
+      line("large", tensor(softmax_row),
+           "[" + call(1, x, tensor(softmax_row, "float32", 1)) + "]");
   auto f = evaluate(t, in_place);
   ASSERT_EQ(f.size(), 1u);
   EXPECT_EQ(f[0].rule, integrity_rule::mutates_inputs);
@@ -764,10 +773,10 @@ TEST(integrity, an_h200_trace_shows_a_kernel_outside_every_range) {
   EXPECT_EQ(f[0].count, 1);
   EXPECT_TRUE(contains(f[0].detail, "background thread"))
       << "no range was open on the launching thread: " << f[0].detail;
-  EXPECT_TRUE(check_outside_window(
-                  {t}, {"*scale_kernel*", "*add_kernel*", "kport_cubin*"},
-                  bench_1)
-                  .empty());
+  EXPECT_TRUE(
+      check_outside_window(
+          {t}, {"*scale_kernel*", "*add_kernel*", "kport_cubin*"}, bench_1)
+          .empty());
 }
 
 } // namespace

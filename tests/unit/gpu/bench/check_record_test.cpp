@@ -32,20 +32,20 @@ TEST(check_record, config_seeds_are_pythons_blake2b) {
 TEST(check_record, sample_indices_are_pythons) {
   std::uint64_t state = 0;
   EXPECT_EQ(splitmix64(state), 16294208416658607535ULL);
-  EXPECT_EQ(sample_indices(1000000, 5),
-            (std::vector<std::int64_t>{0, 40609, 132284, 148195, 173517,
-                                       211323, 358618, 441515, 613063, 661671,
-                                       754436, 800709, 835880, 876344, 883461,
-                                       999999}));
+  EXPECT_EQ(
+      sample_indices(1000000, 5),
+      (std::vector<std::int64_t>{0, 40609, 132284, 148195, 173517, 211323,
+                                 358618, 441515, 613063, 661671, 754436, 800709,
+                                 835880, 876344, 883461, 999999}));
   EXPECT_EQ(sample_indices(1000, config_seed("n=1")),
             (std::vector<std::int64_t>{0, 5, 101, 154, 177, 237, 434, 533, 534,
                                        618, 628, 654, 713, 793, 888, 999}));
-  EXPECT_EQ(sample_indices(std::int64_t{1} << 27, config_seed("16384x8192-f32")),
-            (std::vector<std::int64_t>{0, 24595617, 29659418, 43154320,
-                                       50954182, 58669791, 73458958, 74871097,
-                                       87875333, 91573734, 93593303, 93650800,
-                                       101933795, 105336074, 106653769,
-                                       134217727}));
+  EXPECT_EQ(
+      sample_indices(std::int64_t{1} << 27, config_seed("16384x8192-f32")),
+      (std::vector<std::int64_t>{0, 24595617, 29659418, 43154320, 50954182,
+                                 58669791, 73458958, 74871097, 87875333,
+                                 91573734, 93593303, 93650800, 101933795,
+                                 105336074, 106653769, 134217727}));
   EXPECT_EQ(sample_indices(3, 1), (std::vector<std::int64_t>{0, 1, 2}));
   EXPECT_TRUE(sample_indices(0, 1).empty());
 }
