@@ -215,6 +215,8 @@ void finish(self_ptr self, const std::string& state, std::string reason) {
     v.perf = std::move(r->perf);
   if (!v.proof)
     v.proof = std::make_unique<msg::ProofT>();
+  if (auto r = load_report(st.last_gate_report))
+    v.integrity = std::move(r->integrity);
   v.evidence = st.job_dir;
   v.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                            st.started)

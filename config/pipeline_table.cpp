@@ -33,7 +33,8 @@ std::vector<std::string> gate_verdicts(gate_type g) {
   case gate_type::correctness:
     return {"ALL_PASS", "FAIL", "BLOCKED"};
   case gate_type::performance:
-    return {"DONE", "INVESTIGATE", "BLOCKED"};
+    // FAIL: an integrity rule fired (gates/integrity.hpp); no figure counts.
+    return {"DONE", "INVESTIGATE", "FAIL", "BLOCKED"};
   }
   return {};
 }

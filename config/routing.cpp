@@ -31,6 +31,15 @@ std::ptrdiff_t first_visit(const job_progress& p, std::string_view stage) {
   return i == p.first_visits.end() ? PTRDIFF_MAX : i - p.first_visits.begin();
 }
 
+/// An outcome whose reason starts with its own qualifier and a colon: an
+/// integrity rule's finding ("fallback: ..."), whose literal must lead the
+/// final reason (verdict.json, `kport run --expect` reason = "<literal>").
+bool names_its_qualifier(const stage_outcome& out) {
+  return !out.qualifier.empty() && out.reason.size() > out.qualifier.size() &&
+         out.reason.compare(0, out.qualifier.size(), out.qualifier) == 0 &&
+         out.reason[out.qualifier.size()] == ':';
+}
+
 route rejected(std::string reason, bool capped) {
   return route{"REJECTED", std::move(reason), false, capped};
 }
@@ -72,6 +81,8 @@ route next_stage(const pipeline_table& table, const stage_outcome& out,
         fmt::format("no route for {} in the pipeline table", outcome_name(out)),
         false);
   auto because = outcome_name(out);
+  if (is_final_state(target) && names_its_qualifier(out))
+    return route{target, fmt::format("{} ({})", out.reason, because)};
   if (!out.reason.empty() &&
       (out.verdict == agent_error || is_final_state(target)))
     because += ": " + out.reason;

@@ -42,6 +42,10 @@ struct route {
 
 /// Decides the next stage from an outcome and the job's progress.
 /// Pure: no actors, no I/O. Every cap of the table is enforced here.
+/// A route to a final state gives the reason "<stage> <verdict>[.<qualifier>]:
+/// <reason>", except for a reason that starts with its own qualifier (an
+/// integrity finding, "no_work: ..."): that reason leads, the outcome follows
+/// in parentheses.
 route next_stage(const pipeline_table& table, const stage_outcome& out,
                  const job_progress& progress);
 

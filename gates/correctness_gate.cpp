@@ -18,21 +18,13 @@ correctness_decision decide_correctness(const runtime::process_outcome& run,
     return {"FAIL", "env", "the test run was cancelled"};
   if (run.timed_out)
     return {"FAIL", "kernel", "the test run timed out (a hang?)"};
-  if (!c) {
-    if (run.exit_code != 0)
-      return {"FAIL", "kernel",
-              fmt::format("the test run ended with {} and printed no test "
-                          "summary (a crash?)",
-                          run.describe())};
-    return {"FAIL", "host",
-            "no_tests_ran: the test run printed no summary kport can read "
-            "(GoogleTest, pytest, ctest, or a line `N passed, N failed`)"};
-  }
-  if (c->executed == 0)
-    return {"FAIL", "host",
-            fmt::format("no_tests_ran: 0 tests executed ({} skipped); skips "
-                        "alone are not a pass",
-                        c->skipped)};
+  if (auto f = check_tests_ran(run, c, run_label{"test"}))
+    return {"FAIL", "integrity", f->reason(), {*f}};
+  if (!c)
+    return {"FAIL", "kernel",
+            fmt::format("the test run ended with {} and printed no test "
+                        "summary (a crash?)",
+                        run.describe())};
   if (c->failed > 0 || c->errors > 0)
     return {"FAIL", "kernel",
             fmt::format(
@@ -75,6 +67,8 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
   run.process =
       side_process(ctx, side::candidate, ctx.spec->target.test,
                    (dir / "test.log").string(), ctx.cfg->gates.test_timeout);
+  // Check files are the performance gate's evidence, one per bench run.
+  run.process.unset_env.push_back("KPORT_CHECK");
   auto result = ctx.run_measured(run);
   add_measured_run(report, run, result);
   if (!result)
@@ -84,6 +78,11 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
   if (counts)
     report.tests = to_message(*counts);
   auto d = decide_correctness(result->outcome, counts);
+  if (!d.findings.empty()) {
+    for (auto& f : d.findings)
+      f.detail += "; see " + run.process.log_path;
+    return finish_on_findings(ctx, report, std::move(d.findings));
+  }
   if (d.verdict != "ALL_PASS")
     return fail_with(d.failure, d.reason + "; see " + run.process.log_path);
   if (result->backend == "cuda") {
@@ -116,6 +115,15 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
     report.proof->product_hash = product_hash.value_or("");
     report.proof->product_loaded = proof.product_loaded;
     report.proof->kernels = proof.kernels;
+    if (auto findings = check_test_kernels(proof, *ctx.spec, run_label{"test"});
+        !findings.empty())
+      return finish_on_findings(ctx, report, std::move(findings));
+    if (!proof.reference_kernels.empty())
+      report.notes.push_back(fmt::format(
+          "reference kernels ran beside the candidate's during the tests "
+          "({}): allowed there, as a suite may use the reference as its "
+          "oracle; a candidate bench run may not",
+          joined(proof.reference_kernels)));
     auto pd = decide_proof(proof, *ctx.spec);
     if (!pd.ok)
       return fail_with(pd.failure, pd.reason);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gates/gate_context.hpp"
+#include "gates/integrity.hpp"
 #include "gates/test_counts.hpp"
 #include "runtime/process_runner.hpp"
 
@@ -11,12 +12,13 @@ namespace kport::gates {
 /// The correctness decision over a finished test run. Pure.
 struct correctness_decision {
   std::string verdict; ///< ALL_PASS or FAIL
-  std::string failure; ///< kernel, host, env ("" on ALL_PASS)
+  std::string failure; ///< kernel, env, integrity ("" on ALL_PASS)
   std::string reason;
+  std::vector<integrity_finding> findings = {}; ///< when failure is integrity
 };
 
 /// Passes only when the suite ran to its end, executed > 0 tests and none
-/// failed: skips alone are a FAIL (reason no_tests_ran).
+/// failed: skips alone are a FAIL (the integrity rule no_tests_ran).
 correctness_decision decide_correctness(const runtime::process_outcome& run,
                                         const std::optional<test_counts>& c);
 

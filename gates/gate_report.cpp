@@ -84,6 +84,48 @@ std::string qualifier_of(msg::FailureClass c) {
   return c == msg::FailureClass::none ? "" : msg::EnumNameFailureClass(c);
 }
 
+std::string qualifier_of(const msg::GateReportT& report) {
+  if (report.failure_class == msg::FailureClass::integrity &&
+      !report.integrity.empty())
+    return msg::EnumNameIntegrityRule(report.integrity.front()->rule);
+  return qualifier_of(report.failure_class);
+}
+
+msg::IntegrityRule to_message(integrity_rule r) {
+  for (auto v : msg::EnumValuesIntegrityRule())
+    if (literal(r) == msg::EnumNameIntegrityRule(v))
+      return v;
+  return msg::IntegrityRule::UNSET;
+}
+
+std::vector<std::unique_ptr<msg::IntegrityFindingT>>
+to_message(const std::vector<integrity_finding>& findings) {
+  std::vector<std::unique_ptr<msg::IntegrityFindingT>> out;
+  for (auto& f : findings) {
+    auto m = std::make_unique<msg::IntegrityFindingT>();
+    m->rule = to_message(f.rule);
+    m->side = f.run.side;
+    m->run = f.run.what;
+    m->config = f.config;
+    m->round = f.run.round;
+    m->iteration = f.iteration;
+    m->kernels = f.kernels;
+    m->count = f.count;
+    m->detail = f.detail;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+gate_outcome finish_on_findings(const gate_context& ctx,
+                                msg::GateReportT& report,
+                                std::vector<integrity_finding> findings) {
+  order_findings(findings);
+  report.integrity = to_message(findings);
+  return finish_gate(ctx, report, msg::GateVerdict::FAIL,
+                     msg::FailureClass::integrity, failure_reason(findings));
+}
+
 msg::FailureClass failure_class_of(std::string_view name) {
   for (auto c : {msg::FailureClass::kernel, msg::FailureClass::host,
                  msg::FailureClass::fallback, msg::FailureClass::env})
@@ -104,7 +146,7 @@ gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report,
 gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report) {
   gate_outcome out;
   out.verdict = msg::EnumNameGateVerdict(report.verdict);
-  out.qualifier = qualifier_of(report.failure_class);
+  out.qualifier = qualifier_of(report);
   out.reason = report.reason;
   out.report = (std::filesystem::path{ctx.attempt_dir} / "report").string();
   flatbuffers::FlatBufferBuilder fbb;

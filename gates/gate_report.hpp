@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gates/gate_context.hpp"
+#include "gates/integrity.hpp"
 #include "gates/perf_stats.hpp"
 #include "gates/test_counts.hpp"
 #include "messages/gate_report_generated.h"
@@ -25,6 +26,19 @@ std::unique_ptr<msg::TestCountsT> to_message(const test_counts& c);
 std::unique_ptr<msg::PerfEvidenceT> to_message(const perf_summary& s,
                                                double floor, int rounds);
 
+/// Copies integrity findings into their message form, in their order.
+std::vector<std::unique_ptr<msg::IntegrityFindingT>>
+to_message(const std::vector<integrity_finding>& findings);
+
+/// The schema's literal of a rule (the same spelling as the table's).
+msg::IntegrityRule to_message(integrity_rule r);
+
+/// Ends a gate FAIL on integrity findings: they are ordered, stored in the
+/// report, and the first names the reason and the route qualifier.
+gate_outcome finish_on_findings(const gate_context& ctx,
+                                msg::GateReportT& report,
+                                std::vector<integrity_finding> findings);
+
 /// Stores the report as <attempt_dir>/report.{json,bin} and fills the
 /// outcome from it: the one way a gate ends.
 gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report);
@@ -39,5 +53,9 @@ msg::FailureClass failure_class_of(std::string_view name);
 
 /// The qualifier literal of a failure class ("" for none).
 std::string qualifier_of(msg::FailureClass c);
+
+/// The qualifier that routes a report: its failure class, or for an
+/// integrity failure the literal of its first finding's rule.
+std::string qualifier_of(const msg::GateReportT& report);
 
 } // namespace kport::gates

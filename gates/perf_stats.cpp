@@ -60,16 +60,6 @@ std::set<std::string> configs_of(const std::vector<run_samples>& runs) {
 
 } // namespace
 
-std::map<std::string, std::set<std::string>>
-changed_kernel_sets(const std::vector<run_samples>& runs) {
-  std::map<std::string, std::set<std::string>> all;
-  for (auto& run : runs)
-    for (auto& [config, sets] : run.kernel_sets)
-      all[config].insert(sets.begin(), sets.end());
-  std::erase_if(all, [](auto& kv) { return kv.second.size() < 2; });
-  return all;
-}
-
 perf_summary summarize(const std::vector<run_samples>& reference,
                        const std::vector<run_samples>& candidate,
                        double min_time_ns) {

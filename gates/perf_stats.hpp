@@ -1,24 +1,11 @@
 #pragma once
 
-#include <map>
-#include <set>
+#include "gates/bench_samples.hpp"
+
 #include <string>
 #include <vector>
 
 namespace kport::gates {
-
-/// One bench run: the device time of every iteration, per config, in ns.
-struct run_samples {
-  std::map<std::string, std::vector<double>> per_config;
-  /// Per config, the distinct kernel sets its iterations launched (sorted
-  /// names joined by ','): more than one means the work changed.
-  std::map<std::string, std::set<std::string>> kernel_sets;
-};
-
-/// Configs whose iterations launched different kernel sets, within a run or
-/// across rounds (caching, shape-dependent shortcuts), with the sets seen.
-std::map<std::string, std::set<std::string>>
-changed_kernel_sets(const std::vector<run_samples>& runs);
 
 /// A config's figures across rounds (DESIGN.md section 5).
 struct config_figure {

@@ -1,8 +1,10 @@
 #include "gates/performance_gate.hpp"
 
+#include "gates/bench_check.hpp"
 #include "gates/bench_samples.hpp"
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
+#include "gates/integrity.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -34,6 +36,16 @@ performance_decision decide_performance(const perf_summary& s, double floor) {
   return {"INVESTIGATE", text};
 }
 
+namespace {
+
+/// Records a trace lost, by every cause that drops kernels or ranges.
+std::uint64_t lost_records(const gpu::trace& t) {
+  return t.dropped_by.cupti_records + t.dropped_by.cupti_buffers +
+         t.dropped_by.over_cap + t.dropped_by.signal_skipped;
+}
+
+} // namespace
+
 gate_outcome run_performance_gate(const gate_context& ctx) {
   msg::GateReportT report;
   report.gate = msg::GateKind::performance;
@@ -53,12 +65,33 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
                                    "reinstall kport or set KPORT_INJECT",
                                    ctx.inject_path));
   auto dir = fs::path{ctx.attempt_dir};
+  std::error_code ec;
+  fs::create_directories(dir / "checks", ec);
   std::vector<run_samples> ref_runs, cand_runs;
+  bench_checks ref_check;
+  bool outputs_checked = false;
   auto started = std::chrono::steady_clock::now();
   double device_ns = 0;
+  auto fill_perf = [&] {
+    auto summary = summarize(ref_runs, cand_runs, ctx.cfg->perf.min_time_ns);
+    report.perf = to_message(summary, spec.perf_floor, spec.perf_rounds);
+    report.perf->device_ns = device_ns;
+    report.perf->gate_wall_ns = std::chrono::duration<double, std::nano>(
+                                    std::chrono::steady_clock::now() - started)
+                                    .count();
+    report.perf->efficiency = report.perf->gate_wall_ns > 0
+                                  ? device_ns / report.perf->gate_wall_ns
+                                  : 0;
+    return summary;
+  };
   // Every run is handed over at once, in A B A B order: the device starts
   // them side by side and leases itself to them in that order.
   std::vector<measured_run> runs;
+  auto check_path_of = [&](side s, int round) {
+    return (dir / "checks" /
+            fmt::format("bench-{}-{}.jsonl", to_string(s), round))
+        .string();
+  };
   for (int round = 1; round <= spec.perf_rounds; ++round) {
     for (auto s : {side::reference, side::candidate}) {
       auto name = fmt::format("bench-{}-{}", to_string(s), round);
@@ -71,101 +104,125 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
           s == side::reference ? spec.reference.bench : spec.target.bench;
       run.process = side_process(ctx, s, argv, (dir / (name + ".log")).string(),
                                  ctx.cfg->gates.bench_timeout);
+      // Each run its own check file: the candidate's digests are compared
+      // with the reference's of the same round, never with its own.
+      run.process.env.emplace_back("KPORT_CHECK", check_path_of(s, round));
       runs.push_back(std::move(run));
     }
   }
   auto results = ctx.run_measured_all(runs);
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    {
-      auto& run = runs[i];
-      auto s = i % 2 == 0 ? side::reference : side::candidate;
-      auto round = static_cast<int>(i / 2) + 1;
-      auto& result = results[i];
-      add_measured_run(report, run, result);
-      auto blame = s == side::reference ? msg::FailureClass::env
-                                        : msg::FailureClass::kernel;
-      auto verdict_on_failure = s == side::reference
-                                    ? msg::GateVerdict::BLOCKED
-                                    : msg::GateVerdict::INVESTIGATE;
-      if (!result)
+    auto& run = runs[i];
+    auto s = i % 2 == 0 ? side::reference : side::candidate;
+    auto round = static_cast<int>(i / 2) + 1;
+    auto& result = results[i];
+    auto check_path = check_path_of(s, round);
+    add_measured_run(report, run, result);
+    auto blame = s == side::reference ? msg::FailureClass::env
+                                      : msg::FailureClass::kernel;
+    auto verdict_on_failure = s == side::reference
+                                  ? msg::GateVerdict::BLOCKED
+                                  : msg::GateVerdict::INVESTIGATE;
+    if (!result)
+      return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+                         msg::FailureClass::env,
+                         fmt::format("cannot run the {} bench: {}",
+                                     to_string(s), result.err().message));
+    if (!result->outcome.succeeded())
+      return finish_gate(
+          ctx, report, verdict_on_failure, blame,
+          fmt::format("the {} bench failed ({}) in round {}; see "
+                      "{}",
+                      to_string(s), result->outcome.describe(), round,
+                      run.process.log_path));
+    if (!result->trace_error.empty())
+      return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+                         msg::FailureClass::env,
+                         fmt::format("the {} bench's trace: {}", to_string(s),
+                                     result->trace_error));
+    bool cuda = result->backend == "cuda";
+    if (cuda)
+      for (auto& t : result->traces) {
+        if (!t.cupti_error.empty())
+          return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+                             msg::FailureClass::env,
+                             fmt::format("no device time: CUPTI could not "
+                                         "record the {} bench (pid {}): {}; "
+                                         "benches must not run their own "
+                                         "CUPTI client (torch.profiler)",
+                                         to_string(s), t.pid, t.cupti_error));
+        // A lost kernel record is time left out of a sum and a launch the
+        // rules cannot see: neither a figure nor a verdict on integrity.
+        if (auto lost = lost_records(t))
+          return finish_gate(
+              ctx, report, msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+              fmt::format("the {} bench's trace (pid {}) lost {} records "
+                          "(CUPTI drops or the record cap): its device time "
+                          "and its kernels cannot be judged",
+                          to_string(s), t.pid, lost));
+      }
+    for (auto& t : result->traces)
+      for (auto& k : t.kernels)
+        device_ns += static_cast<double>(k.end_ns - k.start_ns);
+    auto samples =
+        samples_from_traces(result->traces, cuda ? time_source::kernel_sum
+                                                 : time_source::range_wall);
+    auto checks = read_bench_checks(check_path);
+    run_label where{run.what, to_string(s), round};
+    if (s == side::reference) {
+      if (!checks)
         return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
                            msg::FailureClass::env,
-                           fmt::format("cannot run the {} bench: {}",
-                                       to_string(s), result.err().message));
-      if (!result->outcome.succeeded())
-        return finish_gate(
-            ctx, report, verdict_on_failure, blame,
-            fmt::format("the {} bench failed ({}) in round {}; see "
-                        "{}",
-                        to_string(s), result->outcome.describe(), round,
-                        run.process.log_path));
-      if (!result->trace_error.empty())
-        return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
-                           msg::FailureClass::env,
-                           fmt::format("the {} bench's trace: {}", to_string(s),
-                                       result->trace_error));
-      if (result->backend == "cuda")
-        for (auto& t : result->traces)
-          if (!t.cupti_error.empty())
-            return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
-                               msg::FailureClass::env,
-                               fmt::format("no device time: CUPTI could not "
-                                           "record the {} bench (pid {}): {}; "
-                                           "benches must not run their own "
-                                           "CUPTI client (torch.profiler)",
-                                           to_string(s), t.pid, t.cupti_error));
-      for (auto& t : result->traces)
-        for (auto& k : t.kernels)
-          device_ns += static_cast<double>(k.end_ns - k.start_ns);
-      auto samples = samples_from_traces(
-          result->traces, result->backend == "cuda" ? time_source::kernel_sum
-                                                    : time_source::range_wall);
-      (s == side::reference ? ref_runs : cand_runs)
-          .push_back(std::move(samples));
+                           fmt::format("the reference bench's check file: {}",
+                                       checks.err().message));
+      // On a GPU an iteration's time is its kernels' time: a reference
+      // iteration without any means the bench is not GPU work.
+      if (cuda)
+        if (auto idle = check_no_work(samples, {}, where); !idle.empty())
+          return finish_gate(
+              ctx, report, msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+              idle.front().reason() +
+                  " (on the cuda backend device time is kernel time; CPU "
+                  "benches need devices.backend = \"host\")");
+      ref_runs.push_back(std::move(samples));
+      ref_check = std::move(*checks);
+      continue;
+    }
+    cand_runs.push_back(std::move(samples));
+    bench_checks unreadable;
+    auto& cand_check = checks ? *checks : unreadable;
+    outputs_checked |= ref_check.present || cand_check.present;
+    auto findings = check_candidate_bench(
+        {result->traces, cand_runs, cand_check, ref_check, cuda}, spec, where);
+    if (!checks) {
+      // The candidate's own process wrote the file: garbage there is
+      // evidence withheld, not an accident of kport's.
+      findings.push_back({integrity_rule::bench_output_mismatch,
+                          where,
+                          "",
+                          0,
+                          {},
+                          0,
+                          checks.err().message});
+      order_findings(findings);
+    }
+    // The first round with evidence ends the gate: later rounds could
+    // only add device time to a verdict already made.
+    if (!findings.empty()) {
+      fill_perf();
+      return finish_on_findings(ctx, report, std::move(findings));
     }
   }
-  auto summary = summarize(ref_runs, cand_runs, ctx.cfg->perf.min_time_ns);
-  report.perf = to_message(summary, spec.perf_floor, spec.perf_rounds);
-  report.perf->device_ns = device_ns;
-  report.perf->gate_wall_ns = std::chrono::duration<double, std::nano>(
-                                  std::chrono::steady_clock::now() - started)
-                                  .count();
-  report.perf->efficiency =
-      report.perf->gate_wall_ns > 0 ? device_ns / report.perf->gate_wall_ns : 0;
-  for (auto* side_runs : {&ref_runs, &cand_runs})
-    for (auto& [config, sets] : changed_kernel_sets(*side_runs)) {
-      std::string seen;
-      for (auto& k : sets)
-        seen += (seen.empty() ? "" : " | ") + k;
-      report.notes.push_back(fmt::format(
-          "kernel_set_changed: {} config `{}` launched different kernels "
-          "across iterations or rounds: {}",
-          side_runs == &ref_runs ? "reference" : "candidate", config, seen));
-    }
+  auto summary = fill_perf();
+  if (!outputs_checked)
+    report.notes.push_back(
+        "outputs not compared: neither bench wrote KPORT_CHECK digests "
+        "(python/kport_bench and gpu/bench/kport_bench.hpp write them)");
+  for (auto& f : check_kernel_sets(ref_runs, "reference"))
+    report.notes.push_back(f.reason());
   for (auto& u : summary.unpaired)
     report.notes.push_back(
         fmt::format("config `{}` ran on one side only: left out", u));
-  // On a GPU an iteration's time is its kernels' time: an iteration that
-  // launched none has no figure at all, and floored to min_time it would
-  // look fast. The reference doing that means the bench is not GPU work;
-  // the candidate doing it is skipped work, never DONE.
-  for (auto* side_runs : {&ref_runs, &cand_runs})
-    for (auto& run : *side_runs)
-      for (auto& [config, sets] : run.kernel_sets)
-        if (sets.count(std::string{no_kernel})) {
-          bool ref = side_runs == &ref_runs;
-          auto why = fmt::format(
-              "no_work: a {} iteration of config `{}` launched no kernel "
-              "inside its kport: range{}",
-              ref ? "reference" : "candidate", config,
-              ref ? " (on the cuda backend device time is kernel time; CPU "
-                    "benches need devices.backend = \"host\")"
-                  : "");
-          return finish_gate(
-              ctx, report,
-              ref ? msg::GateVerdict::BLOCKED : msg::GateVerdict::INVESTIGATE,
-              ref ? msg::FailureClass::env : msg::FailureClass::kernel, why);
-        }
   auto d = decide_performance(summary, spec.perf_floor);
   auto v = d.verdict == "DONE"          ? msg::GateVerdict::DONE
            : d.verdict == "INVESTIGATE" ? msg::GateVerdict::INVESTIGATE

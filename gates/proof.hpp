@@ -5,11 +5,16 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kport::gates {
 
 /// Whether a kernel's name (mangled or demangled) matches a glob pattern.
+bool kernel_matches(std::string_view name, std::string_view demangled,
+                    const std::vector<std::string>& patterns);
+
+/// The same for a kernel of a trace.
 bool kernel_matches(const gpu::trace_kernel& k,
                     const std::vector<std::string>& patterns);
 
@@ -29,16 +34,20 @@ execution_proof collect_proof(const std::vector<gpu::trace>& traces,
                               const config::port_spec& spec,
                               std::optional<std::string> product_hash);
 
-/// The proof decision of the correctness gate on a GPU. Pure.
+/// The proof decision of the correctness gate on a GPU, once the integrity
+/// rules on the run's kernels (gates/integrity.hpp) have passed. Pure.
 struct proof_decision {
   bool ok = false;
-  std::string failure; ///< fallback or host
+  std::string failure; ///< host
   std::string reason;
 };
 
-/// Passes when a candidate kernel ran (and the build product was loaded,
-/// when the spec names it). Only reference kernels: class fallback.
+/// Passes when the build product was loaded (when the spec names one) and
+/// says which candidate kernels ran.
 proof_decision decide_proof(const execution_proof& p,
                             const config::port_spec& spec);
+
+/// "a, b, c and 2 more": a list of names for a reason.
+std::string joined(const std::vector<std::string>& names, std::size_t most = 5);
 
 } // namespace kport::gates

@@ -8,7 +8,8 @@ candidate benches follow one convention: the same config ids, the same inputs
 nothing but the call inside the timed range.
 
 Only torch is needed, and only once :func:`run` is called: the pure helpers
-(:func:`config_seed`, :func:`sample_indices`) import without it.
+(:func:`config_seed`, :func:`sample_indices`, :func:`check_record`) import
+without it.
 """
 
 from __future__ import annotations
@@ -16,22 +17,24 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
-import json
 import os
 import statistics
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
-from .digest import output_digest, sample_indices
+from .digest import check_record, input_digest, output_digest, sample_indices
 
 __all__ = [
     "Config",
     "ConfigResult",
+    "LEASE_RELEASE_MARK",
     "RANGE_PREFIX",
     "WARMUP_PREFIX",
     "add_arguments",
+    "check_record",
     "config_seed",
+    "input_digest",
     "output_digest",
     "run",
     "sample_indices",
@@ -43,6 +46,8 @@ RANGE_PREFIX = "kport:"
 #: Warm-up calls run in ranges named so: outside every ``kport:`` range, yet
 #: a trace reader can tell warm-up launches from work hidden outside the window.
 WARMUP_PREFIX = "kport.warmup:"
+#: The NVTX mark that gives kport's device lease back (gpu/inject/lease_client.hpp).
+LEASE_RELEASE_MARK = "kport.lease:release"
 #: Mixed into the seed of the warm-up generator, so that the measured inputs do
 #: not depend on how many warm-up calls ran.
 _WARMUP_SALT = 0x5DEECE66D
@@ -120,13 +125,14 @@ def add_arguments(parser: argparse.ArgumentParser, *, iterations: int = 10,
                         help="run only configs whose id contains this (repeatable)")
 
 
-def _write_check(path: str, config: Config, label: str, output: Any) -> None:
-    record = {"config": config.id, "bench": label, "seed": config.seed,
-              "outputs": output_digest(output, config.seed)}
-    # One line per config, appended: the reference and candidate runs of a job
-    # may share the file, and each line stands alone.
+def _write_check(path: str, config: Config, label: str, output: Any,
+                 calls: list[dict[str, Any]]) -> None:
+    line = check_record(config.id, label, config.seed,
+                        output_digest(output, config.seed), calls)
+    # One line per config, appended: each line stands alone, and a bench that
+    # runs in several processes adds to one file.
     with open(path, "a", encoding="utf-8") as f:
-        f.write(json.dumps(record, sort_keys=True, allow_nan=False) + "\n")
+        f.write(line)
 
 
 def run(configs: Iterable[Any],
@@ -149,7 +155,9 @@ def run(configs: Iterable[Any],
 
     With ``KPORT_CHECK`` set to a path, appends one JSON line per config with a
     digest of the last iteration's output (or of the inputs, when `fn` returns
-    None: an in-place operator).
+    None: an in-place operator), and of every timed call's inputs before and
+    after it; both input digests are taken outside the timed range (before
+    the L2 flush, after ``range_pop``).
     """
     import torch
 
@@ -183,12 +191,14 @@ def run(configs: Iterable[Any],
         generator = torch.Generator(device=device)
         generator.manual_seed(config.seed)
         times: list[float] = []
+        calls: list[dict[str, Any]] = []
         output = inputs = None
-        for _ in range(iterations):
+        for iteration in range(1, iterations + 1):
             # Drop the last iteration's tensors first: large configs would
             # otherwise hold two sets at once.
             output = inputs = None
             inputs = make_inputs(config, generator)
+            before = input_digest(inputs, config.seed) if check_path else None
             flush.zero_()
             torch.cuda.synchronize()
             nvtx.range_push(RANGE_PREFIX + config.id)
@@ -198,14 +208,23 @@ def run(configs: Iterable[Any],
             torch.cuda.synchronize()
             nvtx.range_pop()
             times.append(start.elapsed_time(end) * 1e3)
+            if check_path:
+                calls.append({"iteration": iteration, "before": before,
+                              "after": input_digest(inputs, config.seed)})
         if check_path:
-            _write_check(check_path, config, label, inputs if output is None else output)
+            _write_check(check_path, config, label,
+                         inputs if output is None else output, calls)
         output = inputs = None
         result = ConfigResult(config.id, times)
         results.append(result)
         print(f"{label} {config.id:<32} iters={len(times):<3} "
               f"median={result.median_us:10.2f} us  min={result.min_us:10.2f} us",
               file=out, flush=True)
+    # The measured part is over: under kport's device lease the next
+    # process may have the GPU while this one tears down. Work launched
+    # after this waits for the lease again.
+    torch.cuda.synchronize()
+    nvtx.mark(LEASE_RELEASE_MARK)
     total = sum(r.median_us for r in results)
     print(f"{label}: {len(results)} configs, {iterations} iterations each, "
           f"sum of medians {total / 1e3:.3f} ms (CUDA events)", file=out, flush=True)

@@ -1,6 +1,7 @@
 """Unit tests of kport_bench's pure parts (no torch, no GPU): seeds, sample
-indices, A/A statistics. python3 -m unittest discover -s python/tests"""
+indices, check records, A/A statistics. python3 -m unittest discover -s python/tests"""
 
+import json
 import pathlib
 import sys
 import unittest
@@ -8,7 +9,7 @@ import unittest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 import kport_bench  # noqa: E402
-from kport_bench import stats  # noqa: E402
+from kport_bench import digest, stats  # noqa: E402
 
 
 class ConfigSeedTest(unittest.TestCase):
@@ -44,6 +45,44 @@ class SampleIndicesTest(unittest.TestCase):
     def test_small_tensors_are_sampled_whole(self):
         self.assertEqual(kport_bench.sample_indices(5, 1), [0, 1, 2, 3, 4])
         self.assertEqual(kport_bench.sample_indices(0, 1), [])
+
+    def test_indices_are_pinned_and_shared_with_the_cpp_helper(self):
+        # The same numbers are pinned in tests/unit/gpu/bench/check_record_test.cpp:
+        # both helpers must sample the same elements of a config's output.
+        self.assertEqual(digest.splitmix64(0), (0x9E3779B97F4A7C15, 16294208416658607535))
+        self.assertEqual(kport_bench.sample_indices(10**6, 5),
+                         [0, 40609, 132284, 148195, 173517, 211323, 358618, 441515, 613063,
+                          661671, 754436, 800709, 835880, 876344, 883461, 999999])
+        self.assertEqual(kport_bench.sample_indices(1000, kport_bench.config_seed("n=1")),
+                         [0, 5, 101, 154, 177, 237, 434, 533, 534, 618, 628, 654, 713, 793,
+                          888, 999])
+
+
+class CheckRecordTest(unittest.TestCase):
+    """The KPORT_CHECK line (messages/bench_check.fbs) as kport reads it."""
+
+    def test_record_is_one_strict_json_line_with_every_field(self):
+        out = [{"shape": [2], "dtype": "float32", "numel": 2, "sum": digest.json_number(float("nan")),
+                "abs_sum": 1.0, "nan": 1, "inf": 0, "sample_index": [0, 1],
+                "sample": [digest.json_number(float("-inf")), 0.5]}]
+        calls = [{"iteration": 1, "before": [{"checksum": 3}], "after": [{"checksum": 4}]}]
+        line = kport_bench.check_record("4096x1024-f32", "softmax[candidate]", 12, out, calls)
+        self.assertTrue(line.endswith("\n"))
+        self.assertEqual(line.count("\n"), 1)
+        record = json.loads(line)
+        self.assertEqual(sorted(record), ["bench", "config", "inputs", "outputs", "seed"])
+        self.assertEqual(record["outputs"][0]["sum"], "nan")
+        self.assertEqual(record["outputs"][0]["sample"][0], "-inf")
+        self.assertEqual(record["inputs"][0]["after"][0]["checksum"], 4)
+
+    def test_real_nan_is_refused_rather_than_written_as_invalid_json(self):
+        with self.assertRaises(ValueError):
+            kport_bench.check_record("c", "b", 1, [{"sum": float("nan")}])
+
+    def test_checksum_words_and_wrapping(self):
+        self.assertEqual([digest.checksum_unit(n) for n in (8, 6, 5)], [4, 2, 1])
+        self.assertEqual(digest.wrap_int64((1 << 63) + 5), -(1 << 63) + 5)
+        self.assertEqual(digest.wrap_int64(-7), -7)
 
 
 class StatsTest(unittest.TestCase):

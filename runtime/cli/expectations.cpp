@@ -10,6 +10,16 @@ namespace kport::cli {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+/// "fallback" names "fallback: ..." and "fallback", not "fallback_x: ...".
+bool reason_starts_with(const std::string& reason, const std::string& lead) {
+  return reason.compare(0, lead.size(), lead) == 0 &&
+         (reason.size() == lead.size() || reason[lead.size()] == ':');
+}
+
+} // namespace
+
 result<std::vector<job_expectation>>
 load_expectations(const std::string& path) {
   auto text = runtime::read_file(path, 1u << 20);
@@ -31,6 +41,7 @@ load_expectations(const std::string& path) {
       e.spec = fs::weakly_canonical(dir / jr.required_string("spec")).string();
       e.state = jr.required_string("state");
       e.reason_contains = jr.string("reason_contains", "");
+      e.reason = jr.string("reason", "");
       e.path = jr.strings("path");
       if (auto* a = jr.table("attempts")) {
         auto ar = jr.sub("attempts", *a);
@@ -55,6 +66,9 @@ std::vector<std::string> compare(const job_expectation& want,
       got.reason.find(want.reason_contains) == std::string::npos)
     out.push_back(fmt::format("reason `{}` lacks `{}`", got.reason,
                               want.reason_contains));
+  if (!want.reason.empty() && !reason_starts_with(got.reason, want.reason))
+    out.push_back(fmt::format("reason `{}` does not start with `{}:`",
+                              got.reason, want.reason));
   for (auto& [stage, n] : want.attempts) {
     auto i = got.attempts.find(stage);
     int have = i == got.attempts.end() ? 0 : i->second;

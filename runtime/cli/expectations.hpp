@@ -14,11 +14,14 @@ struct job_expectation {
   std::string spec; ///< absolute path of the spec
   std::string state;
   std::string reason_contains;
+  /// The final reason must start with it, then ':' or end: an integrity
+  /// rule's literal ("fallback") or any other reason prefix ("cap").
+  std::string reason;
   std::map<std::string, int> attempts; ///< only the stages listed
   std::vector<std::string> path;       ///< empty: not checked
 };
 
-/// Reads an expectation file: [[job]] tables with spec, state,
+/// Reads an expectation file: [[job]] tables with spec, state, reason,
 /// reason_contains, path and [job.attempts]; spec paths are relative to it.
 result<std::vector<job_expectation>> load_expectations(const std::string& path);
 

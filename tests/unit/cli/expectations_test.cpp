@@ -60,5 +60,33 @@ TEST(expectations, every_difference_is_named) {
   EXPECT_TRUE(compare(want, got).empty());
 }
 
+TEST(expectations, reason_names_the_literal_the_final_reason_starts_with) {
+  auto path = (fs::temp_directory_path() / "kport_expect_reason.toml").string();
+  ASSERT_TRUE(runtime::write_file_atomic(
+      path, "[[job]]\nspec = \"a.toml\"\nstate = \"REJECTED\"\n"
+            "reason = \"fallback\"\n"));
+  auto e = load_expectations(path);
+  ASSERT_TRUE(e) << e.err().message;
+  ASSERT_EQ(e->size(), 1u);
+  auto& want = (*e)[0];
+  EXPECT_EQ(want.reason, "fallback");
+  runtime::job_result got;
+  got.state = "REJECTED";
+  got.reason = "fallback: reference kernel softmax_kernel ran in the "
+               "candidate's bench candidate 1 (performance FAIL.fallback)";
+  EXPECT_TRUE(compare(want, got).empty());
+  // Elsewhere in the reason, or a longer literal, is not the same rule.
+  for (auto* other :
+       {"no_work: iteration 1 ... (after fallback: x)", "fallback_x: y",
+        "performance FAIL.fallback: fallback: z"}) {
+    got.reason = other;
+    auto diffs = compare(want, got);
+    ASSERT_EQ(diffs.size(), 1u) << other;
+    EXPECT_NE(diffs[0].find("does not start with `fallback:`"),
+              std::string::npos)
+        << diffs[0];
+  }
+}
+
 } // namespace
 } // namespace kport::cli

@@ -17,10 +17,12 @@ protected:
 
   /// Runs `stage` and routes its outcome, as the port actor does.
   route step(const std::string& stage, const std::string& verdict,
-             const std::string& qualifier = "") {
+             const std::string& qualifier = "",
+             const std::string& reason = "") {
     progress_.start(stage);
     auto r = next_stage(
-        table_, {stage, progress_.attempts_of(stage), verdict, qualifier, ""},
+        table_,
+        {stage, progress_.attempts_of(stage), verdict, qualifier, reason},
         progress_);
     if (r.repair_cycle)
       ++progress_.repair_cycles;
@@ -55,8 +57,32 @@ TEST_F(routing, correctness_failure_routes_by_class) {
   EXPECT_EQ(route_of("kernel").next, "diagnose_ir");
   EXPECT_EQ(route_of("host").next, "integrate");
   EXPECT_TRUE(route_of("host").repair_cycle);
-  EXPECT_EQ(route_of("fallback").next, "integrate");
   EXPECT_EQ(route_of("env").next, "BLOCKED");
+  // Integrity rules reject: the qualifier is the rule's literal.
+  EXPECT_EQ(route_of("fallback").next, "REJECTED");
+  EXPECT_EQ(route_of("no_tests_ran").next, "REJECTED");
+}
+
+TEST_F(routing, a_reason_that_starts_with_its_qualifier_leads_the_final_one) {
+  step("analyze", "PASS");
+  step("translate", "COMPILED");
+  step("integrate", "INTEGRATED");
+  step("structure", "PASS");
+  step("correctness", "ALL_PASS");
+  auto r = step("performance", "FAIL", "no_work",
+                "no_work: iteration 1 of config `a` launched no kernel");
+  EXPECT_EQ(r.next, "REJECTED");
+  EXPECT_EQ(r.reason, "no_work: iteration 1 of config `a` launched no kernel "
+                      "(performance FAIL.no_work)");
+  // Any other reason keeps the outcome in front.
+  progress_ = job_progress{};
+  step("analyze", "PASS");
+  step("translate", "COMPILED");
+  step("integrate", "INTEGRATED");
+  step("structure", "PASS");
+  step("correctness", "ALL_PASS");
+  auto b = step("performance", "BLOCKED", "env", "the reference bench failed");
+  EXPECT_EQ(b.reason, "performance BLOCKED.env: the reference bench failed");
 }
 
 TEST_F(routing, a_fix_goes_back_through_diagnosis_to_translate) {

@@ -21,6 +21,7 @@ gpu::trace make_trace() {
   range(3, "warmup", 0, 50);
   range(4, "kport:n=32", 600, 1600);
   gpu::trace_kernel k{};
+  k.name = "k";
   k.range = 4;
   k.start_ns = 700;
   k.end_ns = 750;
@@ -44,16 +45,37 @@ TEST(bench_samples, device_time_is_the_sum_of_kernels_in_the_range) {
   EXPECT_EQ(s.per_config["n=16"], (std::vector<double>{0, 0}));
 }
 
-TEST(bench_samples, an_iteration_without_kernels_is_marked_as_such) {
+TEST(bench_samples, an_iteration_without_kernels_has_an_empty_set) {
   auto s = samples_from_traces({make_trace()}, time_source::kernel_sum);
-  EXPECT_EQ(s.kernel_sets["n=16"],
-            (std::set<std::string>{std::string{no_kernel}}));
-  EXPECT_EQ(s.kernel_sets["n=32"].count(std::string{no_kernel}), 0u);
+  ASSERT_EQ(s.kernels["n=16"].size(), 2u);
+  EXPECT_TRUE(s.kernels["n=16"][0].empty());
+  EXPECT_TRUE(s.kernels["n=16"][1].empty());
+  ASSERT_EQ(s.kernels["n=32"].size(), 1u);
+  EXPECT_EQ(describe(s.kernels["n=32"][0]), "k");
+  EXPECT_EQ(describe(s.kernels["n=16"][0]), "(no kernel)");
 }
 
 TEST(bench_samples, host_backend_keeps_no_kernel_sets) {
   auto s = samples_from_traces({make_trace()}, time_source::range_wall);
-  EXPECT_TRUE(s.kernel_sets.empty());
+  EXPECT_TRUE(s.kernels.empty());
+}
+
+TEST(bench_samples, kernels_in_a_range_opened_inside_the_timed_one_count) {
+  // A library (or the port) opening its own range inside the timed call
+  // must not hide the call's kernels from the iteration.
+  auto t = make_trace();
+  gpu::trace_range inner{};
+  inner.id = 5;
+  inner.name = "softmax_port";
+  inner.parent = 4;
+  inner.start_ns = 650;
+  inner.end_ns = 900;
+  t.ranges.push_back(inner);
+  for (auto& k : t.kernels)
+    k.range = 5;
+  auto s = samples_from_traces({t}, time_source::kernel_sum);
+  EXPECT_EQ(s.per_config["n=32"], (std::vector<double>{80}));
+  EXPECT_EQ(describe(s.kernels["n=32"][0]), "k");
 }
 
 } // namespace

@@ -29,8 +29,10 @@ TEST(correctness_gate, executed_tests_without_failure_pass) {
 TEST(correctness_gate, skipped_only_suite_fails_correctness) {
   auto d = decide_correctness(exited(0), counts(0, 0, 5));
   EXPECT_EQ(d.verdict, "FAIL");
-  EXPECT_EQ(d.failure, "host");
-  EXPECT_NE(d.reason.find("no_tests_ran"), std::string::npos);
+  EXPECT_EQ(d.failure, "integrity");
+  EXPECT_EQ(d.reason.rfind("no_tests_ran: ", 0), 0u) << d.reason;
+  ASSERT_EQ(d.findings.size(), 1u);
+  EXPECT_EQ(d.findings[0].rule, integrity_rule::no_tests_ran);
 }
 
 TEST(correctness_gate, failed_tests_are_a_kernel_failure) {

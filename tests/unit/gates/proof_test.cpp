@@ -38,25 +38,6 @@ TEST(proof, candidate_kernels_prove_execution) {
   EXPECT_TRUE(decide_proof(p, spec).ok);
 }
 
-TEST(proof, only_reference_kernels_is_a_fallback) {
-  gpu::trace t;
-  t.kernels = {kernel("softmax_kernel_triton")};
-  auto spec = spec_with({"softmax_port*"}, {"softmax_kernel*"});
-  auto d = decide_proof(collect_proof({t}, spec, std::nullopt), spec);
-  EXPECT_FALSE(d.ok);
-  EXPECT_EQ(d.failure, "fallback");
-  EXPECT_NE(d.reason.find("softmax_kernel_triton"), std::string::npos);
-}
-
-TEST(proof, no_kernel_at_all_is_no_candidate_kernel) {
-  auto spec = spec_with({"softmax_port*"}, {"softmax_kernel*"});
-  auto d =
-      decide_proof(collect_proof({gpu::trace{}}, spec, std::nullopt), spec);
-  EXPECT_FALSE(d.ok);
-  EXPECT_EQ(d.failure, "host");
-  EXPECT_NE(d.reason.find("no_candidate_kernel"), std::string::npos);
-}
-
 TEST(proof, named_build_product_must_be_loaded) {
   gpu::trace t;
   t.kernels = {kernel("softmax_port_kernel")};

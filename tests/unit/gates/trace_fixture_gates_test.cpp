@@ -1,5 +1,6 @@
 // The gates' trace analysis on traces a real H200 wrote (tests/fixtures/trace).
 #include "gates/bench_samples.hpp"
+#include "gates/integrity.hpp"
 #include "gates/proof.hpp"
 
 #include <gtest/gtest.h>
@@ -21,7 +22,7 @@ TEST(trace_fixture_gates, cuda_iterations_sum_the_kernels_of_their_range) {
   EXPECT_EQ(its.size(), 3u);
   for (auto ns : its)
     EXPECT_GT(ns, 0) << "every n=1024 range launched kernels";
-  ASSERT_EQ(s.kernel_sets["n=1024"].size(), 1u)
+  EXPECT_TRUE(check_kernel_sets({s}, "candidate").empty())
       << "the same kernels ran in every iteration";
 }
 
@@ -31,9 +32,12 @@ TEST(trace_fixture_gates, triton_kernel_proves_a_triton_candidate) {
   spec.target.kernels = {"kport_add_one*"};
   auto p = collect_proof({t}, spec, std::nullopt);
   EXPECT_EQ(p.candidate_kernels.size(), 1u);
-  EXPECT_TRUE(decide_proof(p, spec).ok);
+  EXPECT_TRUE(check_test_kernels(p, spec, {"test"}).empty());
   spec.target.kernels = {"no_such_kernel"};
-  EXPECT_FALSE(decide_proof(collect_proof({t}, spec, std::nullopt), spec).ok);
+  auto f = check_test_kernels(collect_proof({t}, spec, std::nullopt), spec,
+                              {"test"});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, integrity_rule::no_candidate_kernel);
 }
 
 } // namespace

@@ -97,6 +97,19 @@ int cuda_init(const char* library) {
   return rc == 1 ? 0 : 4;
 }
 
+// Two measured ranges with a lease release between them: under the host
+// lease (KPORT_LEASE_HOLD=range) each range waits for a grant.
+int lease() {
+  nvtxRangePushA("kport:first");
+  nvtxRangePop();
+  nvtxMarkA("kport.lease:release");
+  nvtxRangePushA("kport:second");
+  nvtxRangePop();
+  std::printf("done\n");
+  std::fflush(stdout);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -105,6 +118,8 @@ int main(int argc, char** argv) {
     return ranges();
   if (mode == "hold")
     return hold();
+  if (mode == "lease")
+    return lease();
   if (mode == "own-handler")
     return own_handler_then_hold();
   if (mode == "cuda-init" && argc > 2)

@@ -1,0 +1,53 @@
+#pragma once
+
+// Where a bench's kernels ran with respect to its NVTX convention: inside a
+// timed `kport:<config>` range, inside a `kport.warmup:<config>` range, or
+// outside both (DESIGN.md section 5).
+
+#include "gpu/trace_file.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kport::gates {
+
+/// The prefix of the NVTX ranges that mark one timed bench iteration.
+inline constexpr std::string_view range_prefix = "kport:";
+
+/// The prefix of the ranges that hold a bench's untimed warm-up calls.
+inline constexpr std::string_view warmup_prefix = "kport.warmup:";
+
+/// What a kernel's launch was inside.
+enum class window_kind { timed, warmup, outside };
+
+/// The window of one kernel: the nearest `kport:` or `kport.warmup:` range
+/// around its launch, on the launching thread.
+struct kernel_window {
+  window_kind kind = window_kind::outside;
+  std::int64_t range = -1; ///< id of that range; -1 outside
+  std::string config;      ///< the range's config; "" outside
+};
+
+/// The window of every kernel of a trace, in the order of `t.kernels`. A
+/// kernel belongs to the nearest range of the bench convention among its
+/// launch range and that range's ancestors, so ranges a library opens
+/// inside a timed call do not hide the call's kernels from it.
+std::vector<kernel_window> kernel_windows(const gpu::trace& t);
+
+/// The timed ranges of a trace as (config, range id), each config's in the
+/// order they opened: position i + 1 is the iteration number.
+struct timed_range {
+  std::string config;
+  std::int64_t id = -1;
+  std::uint64_t start_ns = 0, end_ns = 0;
+};
+std::vector<timed_range> timed_ranges(const gpu::trace& t);
+
+/// The config of the timed range that was open (on any thread) when a
+/// kernel started executing, or "": where out-of-window work overlapped.
+std::string overlapping_config(const std::vector<timed_range>& ranges,
+                               const gpu::trace_kernel& k);
+
+} // namespace kport::gates

@@ -1,0 +1,86 @@
+// The cheat corpus (examples/gpu/cheats) without a GPU: every job of its
+// expected.toml loads, names an integrity rule that its final gate applies,
+// and replays recordings that kport's schemas accept; every cheat folder has
+// its job. The GPU run itself is scripts/gpu-check cheats.
+#include "config/kport_config.hpp"
+#include "config/port_spec.hpp"
+#include "gates/integrity.hpp"
+#include "runtime/cli/expectations.hpp"
+#include "runtime/schema.hpp"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <set>
+
+namespace kport::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path corpus = fs::path{KPORT_SOURCE_DIR} / "examples/gpu/cheats";
+
+TEST(cheat_corpus, every_job_names_a_rule_of_the_gate_it_ends_in) {
+  auto cfg = config::load_config({});
+  ASSERT_TRUE(cfg) << cfg.err().message;
+  auto jobs = load_expectations((corpus / "expected.toml").string());
+  ASSERT_TRUE(jobs) << jobs.err().message;
+  std::set<std::string> specs, rules;
+  int accepted = 0;
+  for (auto& job : *jobs) {
+    auto spec = config::load_port_spec(job.spec, *cfg);
+    ASSERT_TRUE(spec) << spec.err().message;
+    specs.insert(fs::path{job.spec}.parent_path().filename().string());
+    ASSERT_FALSE(job.path.empty()) << job.spec;
+    if (job.state == "ACCEPTED") {
+      ++accepted;
+      EXPECT_EQ(job.path.back(), "performance/1 DONE");
+      continue;
+    }
+    EXPECT_EQ(job.state, "REJECTED") << job.spec;
+    auto rule = gates::rule_named(job.reason);
+    ASSERT_TRUE(rule) << job.spec << ": `" << job.reason
+                      << "` is not an integrity rule";
+    rules.insert(job.reason);
+    auto& last = job.path.back();
+    auto gate = last.rfind("correctness/", 0) == 0
+                    ? config::gate_type::correctness
+                    : config::gate_type::performance;
+    EXPECT_TRUE(gates::applies(gates::definition(*rule), gate))
+        << job.spec << " ends in " << last << " for " << job.reason;
+    EXPECT_EQ(last.substr(last.find(' ') + 1), "FAIL") << job.spec;
+  }
+  EXPECT_GE(accepted, 1) << "an honest control";
+  // At least one cheat for every rule of the table.
+  for (auto& r : gates::integrity_rules())
+    EXPECT_TRUE(rules.count(std::string{r.literal})) << r.literal;
+  for (auto& entry : fs::directory_iterator{corpus})
+    if (entry.is_directory())
+      EXPECT_TRUE(specs.count(entry.path().filename().string()))
+          << entry.path() << " has no [[job]] in expected.toml";
+}
+
+TEST(cheat_corpus, every_recording_a_job_replays_is_a_valid_artifact) {
+  auto cfg = config::load_config({});
+  ASSERT_TRUE(cfg) << cfg.err().message;
+  auto jobs = load_expectations((corpus / "expected.toml").string());
+  ASSERT_TRUE(jobs) << jobs.err().message;
+  for (auto& job : *jobs) {
+    auto spec = config::load_port_spec(job.spec, *cfg);
+    ASSERT_TRUE(spec) << spec.err().message;
+    for (auto& [stage, n] : job.attempts)
+      for (int attempt = 1; attempt <= n; ++attempt) {
+        auto dir = fs::path{spec->agent_for(stage).recording} / stage /
+                   std::to_string(attempt);
+        auto r =
+            runtime::load_artifact_file(stage, (dir / "result.json").string());
+        EXPECT_TRUE(r) << job.spec << ": " << r.err().message;
+      }
+    // A cheat's own glue replaces the honest entry point.
+    auto integrate = fs::path{spec->agent_for("integrate").recording} /
+                     "integrate/1/files/softmax_impl.py";
+    EXPECT_TRUE(fs::exists(integrate)) << integrate;
+  }
+}
+
+} // namespace
+} // namespace kport::cli
