@@ -1,0 +1,14 @@
+"""Which decode_attention the suite and the bench exercise (kport_bench.impl): the
+reference `decode_attention_triton` here, or the candidate `decode_attention_impl` in the
+workspace."""
+
+import pathlib
+import sys
+
+REFERENCE_DIR = pathlib.Path(__file__).resolve().parent
+# <repo>/python, from examples/gpu/decode_attention/reference, unless kport_bench is installed.
+sys.path.append(str(REFERENCE_DIR.parents[3] / "python"))
+from kport_bench.impl import IMPLS, Selector, selected_impl, workspace_dir  # noqa: E402,F401
+
+selector = Selector(REFERENCE_DIR, "decode_attention_triton", "decode_attention_impl")
+load = selector.load
