@@ -32,6 +32,7 @@ __all__ = [
     "RANGE_PREFIX",
     "WARMUP_PREFIX",
     "add_arguments",
+    "bench_main",
     "check_record",
     "config_seed",
     "input_digest",
@@ -123,6 +124,29 @@ def add_arguments(parser: argparse.ArgumentParser, *, iterations: int = 10,
                         help="untimed calls per config first (default %(default)s)")
     parser.add_argument("--only", action="append", default=[],
                         help="run only configs whose id contains this (repeatable)")
+
+
+def bench_main(selector: Any, configs: Iterable[Any],
+               make_inputs: Callable[[Config, Any], Sequence[Any]], entry: str,
+               argv: Sequence[str] | None = None, *, description: str | None = None,
+               iterations: int = 10, warmup: int = 2) -> int:
+    """The command line every example bench shares:
+    ``--impl reference|candidate [--workspace DIR] [--iterations N]
+    [--warmup N] [--only ID]...``; runs ``getattr(module, entry)`` of the
+    side `selector` (an operator's ``<op>_select`` module: ``IMPLS`` and
+    ``load(impl, workspace)``) loads, under :func:`run`."""
+    parser = argparse.ArgumentParser(
+        description=(description or "kport bench").strip().splitlines()[0])
+    parser.add_argument("--impl", choices=selector.IMPLS, required=True)
+    parser.add_argument("--workspace", help="the candidate's folder (default "
+                        "$KPORT_WORKSPACE, else the current folder)")
+    add_arguments(parser, iterations=iterations, warmup=warmup)
+    args = parser.parse_args(argv)
+    impl = selector.load(args.impl, args.workspace)
+    run(select(configs, args.only), make_inputs, getattr(impl, entry),
+        iterations=args.iterations, warmup=args.warmup,
+        label=f"{entry}[{args.impl}]")
+    return 0
 
 
 def _write_check(path: str, config: Config, label: str, output: Any,

@@ -168,3 +168,45 @@ class SelectorTest(unittest.TestCase):
         self.impl.import_from(other, "op_cand_mod")
         with self.assertRaises(ImportError):
             self.selector.load("candidate", str(self.root / "ws"))
+
+
+class BenchMainTest(unittest.TestCase):
+    """kport_bench.bench_main: the shared command line of the example benches."""
+
+    def test_loads_the_asked_side_and_runs_its_entry(self):
+        import types
+
+        calls = {}
+
+        def fake_run(configs, make_inputs, fn, **kw):
+            calls.update(configs=[c.id for c in configs], fn=fn, **kw)
+
+        def entry(*args):
+            return args
+
+        selector = types.SimpleNamespace(
+            IMPLS=("reference", "candidate"),
+            load=lambda impl, ws: types.SimpleNamespace(op=entry, impl=impl, ws=ws))
+        saved = kport_bench.run
+        kport_bench.run = fake_run
+        try:
+            rc = kport_bench.bench_main(
+                selector, ["a-1", "b-2"], None, "op",
+                ["--impl", "candidate", "--only", "b", "--iterations", "3"],
+                description="Bench of op.\nmore")
+        finally:
+            kport_bench.run = saved
+        self.assertEqual(rc, 0)
+        self.assertEqual(calls["configs"], ["b-2"])
+        self.assertIs(calls["fn"], entry)
+        self.assertEqual(calls["iterations"], 3)
+        self.assertEqual(calls["label"], "op[candidate]")
+
+    def test_an_unknown_side_is_a_usage_error(self):
+        import contextlib
+        import io
+        import types
+
+        selector = types.SimpleNamespace(IMPLS=("reference", "candidate"), load=None)
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+            kport_bench.bench_main(selector, [], None, "op", ["--impl", "both"])

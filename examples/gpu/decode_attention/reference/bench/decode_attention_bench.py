@@ -13,7 +13,6 @@ KV cache. The candidate is imported from the workspace
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import sys
 
@@ -71,17 +70,8 @@ def make_inputs(config, generator):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", choices=decode_attention_select.IMPLS, required=True)
-    parser.add_argument("--workspace", help="the candidate's folder (default "
-                        "$KPORT_WORKSPACE, else the current folder)")
-    kport_bench.add_arguments(parser, iterations=10, warmup=2)
-    args = parser.parse_args(argv)
-    impl = decode_attention_select.load(args.impl, args.workspace)
-    configs = kport_bench.select(CONFIGS, args.only)
-    kport_bench.run(configs, make_inputs, impl.decode_attention, iterations=args.iterations,
-                    warmup=args.warmup, label=f"decode_attention[{args.impl}]")
-    return 0
+    return kport_bench.bench_main(decode_attention_select, CONFIGS, make_inputs, "decode_attention", argv,
+                                  description=__doc__)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ is imported from the workspace (rope_select), never next to the reference.
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import sys
 
@@ -70,17 +69,8 @@ def make_inputs(config, generator):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", choices=rope_select.IMPLS, required=True)
-    parser.add_argument("--workspace", help="the candidate's folder (default "
-                        "$KPORT_WORKSPACE, else the current folder)")
-    kport_bench.add_arguments(parser, iterations=10, warmup=2)
-    args = parser.parse_args(argv)
-    impl = rope_select.load(args.impl, args.workspace)
-    configs = kport_bench.select(CONFIGS, args.only)
-    kport_bench.run(configs, make_inputs, impl.rope, iterations=args.iterations,
-                    warmup=args.warmup, label=f"rope[{args.impl}]")
-    return 0
+    return kport_bench.bench_main(rope_select, CONFIGS, make_inputs, "rope", argv,
+                                  description=__doc__)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ from the workspace (silu_and_mul_select), never next to the reference.
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import sys
 
@@ -57,17 +56,8 @@ def make_inputs(config, generator):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", choices=silu_and_mul_select.IMPLS, required=True)
-    parser.add_argument("--workspace", help="the candidate's folder (default "
-                        "$KPORT_WORKSPACE, else the current folder)")
-    kport_bench.add_arguments(parser, iterations=10, warmup=2)
-    args = parser.parse_args(argv)
-    impl = silu_and_mul_select.load(args.impl, args.workspace)
-    configs = kport_bench.select(CONFIGS, args.only)
-    kport_bench.run(configs, make_inputs, impl.silu_and_mul, iterations=args.iterations,
-                    warmup=args.warmup, label=f"silu_and_mul[{args.impl}]")
-    return 0
+    return kport_bench.bench_main(silu_and_mul_select, CONFIGS, make_inputs, "silu_and_mul", argv,
+                                  description=__doc__)
 
 
 if __name__ == "__main__":
