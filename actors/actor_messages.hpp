@@ -102,13 +102,13 @@ struct device_status {
   std::string name;
   std::string backend;
   std::string uuid;
-  bool lease = false; ///< runs start side by side, one holds the device
-  int queued = 0;     ///< runs not started (start-up slots full)
-  int starting = 0;   ///< processes starting up, or done with the device
-  int waiting = 0;    ///< processes waiting for the lease
-  int leased = 0;     ///< 1 while a run holds the device
-  int runs = 0;       ///< runs finished
-  std::int64_t queue_ns = 0;    ///< all runs' time in each phase so far
+  bool lease = false;        ///< runs start side by side, one holds the device
+  int queued = 0;            ///< runs not started (start-up slots full)
+  int starting = 0;          ///< processes starting up, or done with the device
+  int waiting = 0;           ///< processes waiting for the lease
+  int leased = 0;            ///< 1 while a run holds the device
+  int runs = 0;              ///< runs finished
+  std::int64_t queue_ns = 0; ///< all runs' time in each phase so far
   std::int64_t starting_ns = 0;
   std::int64_t waiting_ns = 0;
   std::int64_t leased_ns = 0;

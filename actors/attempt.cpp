@@ -126,10 +126,10 @@ void gate_attempt(caf::blocking_actor* self, attempt_plan plan,
     self->demonitor(caf::actor_cast<caf::actor_addr>(pool));
     return out;
   };
-  ctx.run_measured = [all = ctx.run_measured_all](
-                         const gates::measured_run& run) {
-    return std::move(all({run}).front());
-  };
+  ctx.run_measured =
+      [all = ctx.run_measured_all](const gates::measured_run& run) {
+        return std::move(all({run}).front());
+      };
   gates::gate_outcome g;
   switch (plan.def.gate) {
   case config::gate_type::structure:

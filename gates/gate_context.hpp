@@ -33,8 +33,8 @@ struct run_result {
   std::string backend;            ///< "host" or "cuda"
   gpu::clock_sample clock_before; ///< cuda: SM clock around the run
   gpu::clock_sample clock_after;
-  gpu::lease_times lease;         ///< queued, starting, waiting, leased time
-  std::int64_t kernel_ns = 0;     ///< cuda: the device time of every kernel
+  gpu::lease_times lease;     ///< queued, starting, waiting, leased time
+  std::int64_t kernel_ns = 0; ///< cuda: the device time of every kernel
 };
 
 /// Runs a measured run on a device of the pool and waits for it.

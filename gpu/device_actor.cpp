@@ -192,10 +192,9 @@ device(actors::device_actor::stateful_pointer<device_state> self,
       [=](actors::run_request& req) -> caf::result<actors::run_reply> {
         auto& st = self->state;
         if (!st.lease)
-          return actors::run_reply{
-              nullptr, st.lease_error,
-              fmt::format("{} cannot run anything: {}", st.desc.name,
-                          st.lease_error)};
+          return actors::run_reply{nullptr, st.lease_error,
+                                   fmt::format("{} cannot run anything: {}",
+                                               st.desc.name, st.lease_error)};
         auto id = st.next_run++;
         auto promise = self->make_response_promise<actors::run_reply>();
         auto overstay = runtime::make_cancel_token();
@@ -208,7 +207,7 @@ device(actors::device_actor::stateful_pointer<device_state> self,
           info.timeout = req.run->process.timeout;
           info.overstay = overstay;
         }
-              start_all(self, st.lease->admit(std::move(info)));
+        start_all(self, st.lease->admit(std::move(info)));
         return promise;
       },
       [=](actors::status_atom) -> actors::device_status {

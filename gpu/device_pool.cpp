@@ -36,7 +36,8 @@ device_pool(actors::pool_actor::stateful_pointer<device_pool_state> self,
                           "waiting); raise devices.queue_limit or run fewer "
                           "jobs",
                           st.outstanding.size()),
-              {}, tag};
+              {},
+              tag};
         auto d = st.places.place(req.run->pair_key);
         if (!d)
           return actors::run_reply{
@@ -44,7 +45,8 @@ device_pool(actors::pool_actor::stateful_pointer<device_pool_state> self,
               fmt::format("every device is drained (device 0: {}); see `kport "
                           "devices`",
                           st.places.drain_reason(0)),
-              {}, tag};
+              {},
+              tag};
         ++st.outstanding[pair];
         auto rp = self->make_response_promise<actors::run_reply>();
         self->request(st.devices[*d], caf::infinite, std::move(req))

@@ -57,9 +57,10 @@ void lease_order::admit(std::uint64_t run, std::string pair, int seq,
 }
 
 int lease_order::alive() const {
-  return static_cast<int>(std::count_if(runs_.begin(), runs_.end(), [](auto& kv) {
-    return kv.second.phase != lease_phase::queued;
-  }));
+  return static_cast<int>(
+      std::count_if(runs_.begin(), runs_.end(), [](auto& kv) {
+        return kv.second.phase != lease_phase::queued;
+      }));
 }
 
 std::vector<std::uint64_t> lease_order::to_start(clock::time_point now) {
@@ -128,7 +129,8 @@ bool lease_order::eligible(std::uint64_t run, const entry& e) const {
     // A run that gave the lease back no longer holds its successors up.
     if (id != run && other.pair == e.pair &&
         other.phase != lease_phase::released &&
-        (other.seq < e.seq || (other.seq == e.seq && other.arrival < e.arrival)))
+        (other.seq < e.seq ||
+         (other.seq == e.seq && other.arrival < e.arrival)))
       return false;
   return true;
 }

@@ -53,7 +53,8 @@ class lease_order {
 public:
   using clock = std::chrono::steady_clock;
 
-  explicit lease_order(int startup_limit) : startup_limit_(startup_limit) {}
+  explicit lease_order(int startup_limit)
+      : startup_limit_(startup_limit) {}
 
   /// A run arrived; `seq` orders the runs of one `pair`.
   void admit(std::uint64_t run, std::string pair, int seq,

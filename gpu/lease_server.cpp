@@ -36,7 +36,8 @@ struct lease_server::impl {
   std::vector<std::uint64_t> grant_log;
   std::thread thread;
 
-  explicit impl(int startup_limit) : order(startup_limit) {}
+  explicit impl(int startup_limit)
+      : order(startup_limit) {}
 
   void wake() {
     std::uint64_t one = 1;
@@ -90,9 +91,9 @@ struct lease_server::impl {
       if (info.timeout.count() <= 0 || overstayed.contains(id))
         continue;
       auto t = order.times(id, now);
-      auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       info.timeout)
-                       .count();
+      auto limit =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(info.timeout)
+              .count();
       auto phase = order.phase(id);
       std::int64_t used = 0;
       const char* what = nullptr;
@@ -213,7 +214,8 @@ lease_server::start(const std::string& dir, const std::string& device,
   self->wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   auto* raw = self.get();
   self->thread = std::thread([raw] { raw->loop(); });
-  auto server = std::unique_ptr<lease_server>(new lease_server(std::move(self)));
+  auto server =
+      std::unique_ptr<lease_server>(new lease_server(std::move(self)));
   server->path_ = path;
   return server;
 }

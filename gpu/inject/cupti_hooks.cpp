@@ -340,11 +340,11 @@ std::string start_cupti() {
         e != CUPTI_SUCCESS)
       return "cuptiEnableCallback(resource): " + result_text(e);
   static const char* const driver_prefixes[] = {
-      "cuLaunch",     "cuGraphLaunch",      "cuMemcpy",          "cuMemset",
+      "cuLaunch",      "cuGraphLaunch",      "cuMemcpy",           "cuMemset",
       "cuMemPrefetch", "cuStreamWriteValue", "cuStreamBatchMemOp", nullptr};
   static const char* const runtime_prefixes[] = {
-      "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset",
-      "cudaMemPrefetch", nullptr};
+      "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy",
+      "cudaMemset", "cudaMemPrefetch", nullptr};
   // KPORT_INJECT_LAUNCH_CALLBACKS=0 is for measuring what the callbacks cost
   // (benchmarks/gpu/inject_overhead.py): kernels then have no range, so no
   // gate can use such a trace.

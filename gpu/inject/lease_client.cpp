@@ -124,7 +124,8 @@ void lease_release() {
   if (lease_mode() == lease_hold::work || lease_mode() == lease_hold::init) {
     // Work still queued on the device would run into the next holder's.
     using sync_fn = int (*)();
-    if (auto sync = reinterpret_cast<sync_fn>(::dlsym(RTLD_DEFAULT, "cuCtxSynchronize")))
+    if (auto sync = reinterpret_cast<sync_fn>(
+            ::dlsym(RTLD_DEFAULT, "cuCtxSynchronize")))
       sync();
   }
   std::lock_guard<std::mutex> guard{lease_mutex};

@@ -7,9 +7,9 @@
 // initialisation (cuInit: nothing of the process has touched the GPU yet);
 // `work`, its first call that puts work on the device (context creation,
 // allocations and module loads of waiting processes then overlap the
-// holder's measurements); `range`, its first measured NVTX range (host). The lease ends when the process exits (the
-// kernel closes the socket) or on the NVTX mark "kport.lease:release"; work
-// after a release waits for a new grant.
+// holder's measurements); `range`, its first measured NVTX range (host). The
+// lease ends when the process exits (the kernel closes the socket) or on the
+// NVTX mark "kport.lease:release"; work after a release waits for a new grant.
 
 #include <string_view>
 

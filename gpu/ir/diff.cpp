@@ -32,10 +32,9 @@ bool has_directive(std::string_view text, std::string_view word) {
   for (auto at = text.find(word); at != std::string_view::npos;
        at = text.find(word, at + 1)) {
     char before = at == 0 ? ' ' : text[at - 1];
-    bool name_char = (before >= 'a' && before <= 'z') ||
-                     (before >= 'A' && before <= 'Z') ||
-                     (before >= '0' && before <= '9') || before == '_' ||
-                     before == '$';
+    bool name_char =
+        (before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z') ||
+        (before >= '0' && before <= '9') || before == '_' || before == '$';
     if (!name_char)
       return true;
   }
@@ -99,9 +98,10 @@ struct counter {
     } else {
       key = c ? std::string_view(c->name) : std::string_view(op.name);
     }
-    auto it = std::lower_bound(
-        rows.begin(), rows.end(), key,
-        [](const class_count& row, std::string_view k) { return row.name < k; });
+    auto it = std::lower_bound(rows.begin(), rows.end(), key,
+                               [](const class_count& row, std::string_view k) {
+                                 return row.name < k;
+                               });
     if (it == rows.end() || it->name != key)
       it = rows.insert(
           it, c ? class_count{std::string(key), c->level, c->tolerance, 0, 0,

@@ -22,7 +22,8 @@ struct class_count {
   std::size_t tolerance = 0;
   std::size_t a = 0;
   std::size_t b = 0;
-  bool presence = false; ///< only "present on one side, absent on the other" weighs
+  bool presence =
+      false; ///< only "present on one side, absent on the other" weighs
 };
 
 /// One printed line of an edit script; `elided` > 0 stands for that many

@@ -232,9 +232,9 @@ int run_command(const run_options& opts) {
     all_accepted = all_accepted && r->state == "ACCEPTED";
     results.push_back(std::move(*r));
   }
-  auto wall_s = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - started)
-                    .count();
+  auto wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+          .count();
   auto devices = (*engine)->devices();
   (*engine)->stop();
   live.reset();

@@ -47,7 +47,8 @@ public:
   /// (Re)starts the engine; `devices` adds keys to [devices].
   void start_engine(const std::string& devices) {
     engine_.reset();
-    auto cfg = config::load_config_text(fmt::format(R"(
+    auto cfg =
+        config::load_config_text(fmt::format(R"(
 [runtime]
 runs_dir = "{0}"
 log_level = "warn"
@@ -68,8 +69,8 @@ kind = "gate"
 max_attempts = 1
 routes = {{ DONE = "ACCEPTED", "*" = "REJECTED" }}
 )",
-                                                    (dir_ / "runs").string(), devices),
-                                        "cuda_gates.toml");
+                                             (dir_ / "runs").string(), devices),
+                                 "cuda_gates.toml");
     ASSERT_TRUE(cfg) << cfg.err().message;
     cfg_ = *cfg;
     auto e = runtime::engine::start(cfg_, {inject});

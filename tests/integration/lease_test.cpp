@@ -76,8 +76,8 @@ struct lease_test : ::testing::Test {
 };
 
 TEST_F(lease_test, measured_ranges_of_processes_sharing_a_slot_never_overlap) {
-  auto results =
-      run_jobs("[devices]\nhost_slots = 1\nlease = true\nstartup_limit = 4\n", 3);
+  auto results = run_jobs(
+      "[devices]\nhost_slots = 1\nlease = true\nstartup_limit = 4\n", 3);
   ASSERT_EQ(results.size(), 3u);
   std::vector<window> windows;
   for (auto& r : results) {

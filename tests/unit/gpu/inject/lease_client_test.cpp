@@ -53,8 +53,7 @@ protected:
 };
 
 TEST_F(lease_client, each_measured_range_after_a_release_waits_for_a_grant) {
-  auto server =
-      kport::gpu::lease_server::start(dir_.string(), "host:0", 1);
+  auto server = kport::gpu::lease_server::start(dir_.string(), "host:0", 1);
   ASSERT_TRUE(server) << server.err().message;
   kport::gpu::lease_server::run_info run;
   run.id = 1;
@@ -87,8 +86,7 @@ TEST_F(lease_client, a_process_that_cannot_reach_the_lease_does_not_run) {
 }
 
 TEST_F(lease_client, a_run_the_device_does_not_know_is_refused) {
-  auto server =
-      kport::gpu::lease_server::start(dir_.string(), "host:0", 1);
+  auto server = kport::gpu::lease_server::start(dir_.string(), "host:0", 1);
   ASSERT_TRUE(server) << server.err().message;
   child_process child;
   ASSERT_TRUE(child.start({nvtx_child, "lease"}, env((*server)->path()),

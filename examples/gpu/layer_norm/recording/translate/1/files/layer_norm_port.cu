@@ -2,8 +2,9 @@
 // (layer_norm_triton.py: layer_norm_kernel) to CUDA C++. Compiled at run time
 // by NVRTC (CuPy RawModule), one module per configuration, all with the entry
 // point layer_norm_port_kernel. The host (layer_norm_port.py) defines:
-//   KPORT_DTYPE      0 float32, 1 float16, 2 bfloat16 (storage; math is float32)
-//   KPORT_VEC        elements per load/store (16 bytes, or less when the row
+//   KPORT_DTYPE      0 float32, 1 float16, 2 bfloat16 (storage; math is
+//   float32) KPORT_VEC        elements per load/store (16 bytes, or less when
+//   the row
 //                    length, the strides or the base pointers do not allow it)
 //   KPORT_THREADS    threads per block (a power of two, 32..1024)
 //   KPORT_ITEMS      vectors per thread kept in registers
@@ -18,11 +19,15 @@
 
 #if KPORT_DTYPE == 0
 typedef float storage_t;
-__device__ __forceinline__ float to_float(storage_t v) { return v; }
-__device__ __forceinline__ storage_t from_float(float f) { return f; }
+__device__ __forceinline__ float to_float(storage_t v) {
+  return v;
+}
+__device__ __forceinline__ storage_t from_float(float f) {
+  return f;
+}
 #else
 typedef unsigned short storage_t;
-#if KPORT_DTYPE == 1
+#  if KPORT_DTYPE == 1
 __device__ __forceinline__ float to_float(storage_t v) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
@@ -33,7 +38,7 @@ __device__ __forceinline__ storage_t from_float(float f) {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(v) : "f"(f));
   return v;
 }
-#else
+#  else
 __device__ __forceinline__ float to_float(storage_t v) {
   return __uint_as_float(static_cast<unsigned>(v) << 16);
 }
@@ -42,7 +47,7 @@ __device__ __forceinline__ storage_t from_float(float f) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(v) : "f"(f));
   return v;
 }
-#endif
+#  endif
 #endif
 
 constexpr int kVec = KPORT_VEC;
@@ -93,10 +98,12 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 }
 
 extern "C" __global__ void __launch_bounds__(KPORT_THREADS)
-layer_norm_port_kernel(storage_t* __restrict__ out, const storage_t* __restrict__ in,
-                       const storage_t* __restrict__ weight,
-                       const storage_t* __restrict__ bias, long long in_row_stride,
-                       long long out_row_stride, int n_cols, float eps) {
+    layer_norm_port_kernel(storage_t* __restrict__ out,
+                           const storage_t* __restrict__ in,
+                           const storage_t* __restrict__ weight,
+                           const storage_t* __restrict__ bias,
+                           long long in_row_stride, long long out_row_stride,
+                           int n_cols, float eps) {
   __shared__ float scratch_mean[kWarps];
   __shared__ float scratch_var[kWarps];
   const long long row = blockIdx.x;
@@ -145,7 +152,8 @@ layer_norm_port_kernel(storage_t* __restrict__ out, const storage_t* __restrict_
       vec_t y;
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
-        y.v[j] = from_float(x[i][j] * rstd * to_float(wv.v[j]) + to_float(bv.v[j]));
+        y.v[j] =
+            from_float(x[i][j] * rstd * to_float(wv.v[j]) + to_float(bv.v[j]));
       dst[v] = y;
     }
   }

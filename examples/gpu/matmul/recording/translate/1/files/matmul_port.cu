@@ -4,8 +4,9 @@
 // (matmul_port.py) defines:
 //   KPORT_DTYPE   1 float16, 2 bfloat16 (A, B and C; accumulation is float32)
 //   KPORT_BM, KPORT_BN, KPORT_BK   the block's tile of C and its K slice
-//   KPORT_WM, KPORT_WN             warps along M and N (warp tile BM/WM x BN/WN)
-//   KPORT_STAGES                   shared-memory stages of the cp.async pipeline
+//   KPORT_WM, KPORT_WN             warps along M and N (warp tile BM/WM x
+//   BN/WN) KPORT_STAGES                   shared-memory stages of the cp.async
+//   pipeline
 //
 // As in the reference, one block computes one tile of C, blocks are ordered
 // in groups of 8 tile rows (neighbours share B tiles in L2), and K is walked
@@ -23,11 +24,11 @@
 // No headers: NVRTC finds none by default, and everything here is PTX.
 
 #if KPORT_DTYPE == 1
-#define KPORT_MMA "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
-#define KPORT_CVT2 "cvt.rn.f16x2.f32"
+#  define KPORT_MMA "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+#  define KPORT_CVT2 "cvt.rn.f16x2.f32"
 #else
-#define KPORT_MMA "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
-#define KPORT_CVT2 "cvt.rn.bf16x2.f32"
+#  define KPORT_MMA "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+#  define KPORT_CVT2 "cvt.rn.bf16x2.f32"
 #endif
 
 typedef unsigned short storage_t;
@@ -39,28 +40,31 @@ constexpr int kWM = KPORT_WM;
 constexpr int kWN = KPORT_WN;
 constexpr int kStages = KPORT_STAGES;
 constexpr int kThreads = kWM * kWN * 32;
-constexpr int kTileM = kBM / kWM;     // a warp's rows
-constexpr int kTileN = kBN / kWN;     // a warp's columns
-constexpr int kMTiles = kTileM / 16;  // m16 fragments per warp
-constexpr int kNTiles = kTileN / 8;   // n8 fragments per warp
-constexpr int kAChunks = kBK / 8;     // 16-byte chunks per row of the A slice
-constexpr int kBChunks = kBN / 8;     // ... of the B slice
+constexpr int kTileM = kBM / kWM;    // a warp's rows
+constexpr int kTileN = kBN / kWN;    // a warp's columns
+constexpr int kMTiles = kTileM / 16; // m16 fragments per warp
+constexpr int kNTiles = kTileN / 8;  // n8 fragments per warp
+constexpr int kAChunks = kBK / 8;    // 16-byte chunks per row of the A slice
+constexpr int kBChunks = kBN / 8;    // ... of the B slice
 constexpr int kAStageBytes = kBM * kBK * 2;
 constexpr int kBStageBytes = kBK * kBN * 2;
 constexpr int kALoads = kBM * kAChunks / kThreads;
 constexpr int kBLoads = kBK * kBChunks / kThreads;
 constexpr int kGroupM = 8;
 
-static_assert(kTileM % 16 == 0 && kTileN % 16 == 0, "warp tiles are whole m16 x n16 pieces");
-static_assert(kBK % 16 == 0 && (kAChunks == 4 || kAChunks >= 8) && kBChunks >= 8,
+static_assert(kTileM % 16 == 0 && kTileN % 16 == 0,
+              "warp tiles are whole m16 x n16 pieces");
+static_assert(kBK % 16 == 0 && (kAChunks == 4 || kAChunks >= 8) &&
+                  kBChunks >= 8,
               "the swizzle needs 64-byte or >= 128-byte rows");
-static_assert(kALoads * kThreads == kBM * kAChunks && kBLoads * kThreads == kBK * kBChunks,
+static_assert(kALoads * kThreads == kBM * kAChunks &&
+                  kBLoads * kThreads == kBK * kBChunks,
               "every thread copies the same number of chunks");
 
 // Where chunk `c` of row `r` lies. Rows of 128 bytes or more: chunk ^ (r & 7)
 // (8 consecutive rows, same chunk: 8 different 16-byte bank groups); rows of
 // 64 bytes hold two rows per 128 bytes: chunk ^ ((r >> 1) & 3).
-template <int Chunks>
+template<int Chunks>
 __device__ __forceinline__ int swizzle(int r, int c) {
   return Chunks >= 8 ? (c ^ (r & 7)) : (c ^ ((r >> 1) & 3));
 }
@@ -71,9 +75,10 @@ __device__ __forceinline__ unsigned shared_address(const void* p) {
 
 // 16 bytes global -> shared, zero-filled when `valid` is false (src then
 // only has to be a mapped address; none of it is read).
-__device__ __forceinline__ void copy16(unsigned dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(valid ? 16 : 0)
+__device__ __forceinline__ void copy16(unsigned dst, const void* src,
+                                       bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
+               "l"(src), "r"(valid ? 16 : 0)
                : "memory");
 }
 
@@ -81,28 +86,33 @@ __device__ __forceinline__ void commit_group() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 
-template <int Pending>
+template<int Pending>
 __device__ __forceinline__ void wait_group() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
 }
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned address, unsigned* r) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address)
-               : "memory");
+  asm volatile(
+      "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+      : "r"(address)
+      : "memory");
 }
 
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned address, unsigned* r) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address)
-               : "memory");
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned address,
+                                                  unsigned* r) {
+  asm volatile(
+      "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+      : "r"(address)
+      : "memory");
 }
 
 // d += a (16x16, row-major fragment) * b (16x8, column-major fragment).
-__device__ __forceinline__ void mma(float* d, const unsigned* a, const unsigned* b) {
-  asm(KPORT_MMA " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+__device__ __forceinline__ void mma(float* d, const unsigned* a,
+                                    const unsigned* b) {
+  asm(KPORT_MMA
+      " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
@@ -116,11 +126,10 @@ __device__ __forceinline__ unsigned pack2(float lo, float hi) {
 
 // Copies the K slice starting at k0 into one stage: A rows [m0, m0 + BM) x
 // columns [k0, k0 + BK), B rows [k0, k0 + BK) x columns [n0, n0 + BN).
-__device__ __forceinline__ void load_slice(unsigned a_stage, unsigned b_stage,
-                                           const storage_t* __restrict__ a,
-                                           const storage_t* __restrict__ b, int M, int K,
-                                           int n_b, long long lda, long long ldb, int m0,
-                                           int n0, int k0) {
+__device__ __forceinline__ void
+load_slice(unsigned a_stage, unsigned b_stage, const storage_t* __restrict__ a,
+           const storage_t* __restrict__ b, int M, int K, int n_b,
+           long long lda, long long ldb, int m0, int n0, int k0) {
 #pragma unroll
   for (int i = 0; i < kALoads; ++i) {
     const int id = i * kThreads + threadIdx.x;
@@ -148,9 +157,10 @@ __device__ __forceinline__ void load_slice(unsigned a_stage, unsigned b_stage,
 // C [M, N] (row stride ldc) = A [M, K] (lda) @ B [K, n_b] (ldb), the first N
 // of B's n_b >= N columns; K and n_b are multiples of 8.
 extern "C" __global__ void __launch_bounds__(kThreads)
-matmul_port_kernel(const storage_t* __restrict__ a, const storage_t* __restrict__ b,
-                   storage_t* __restrict__ c, int M, int N, int K, int n_b, long long lda,
-                   long long ldb, long long ldc) {
+    matmul_port_kernel(const storage_t* __restrict__ a,
+                       const storage_t* __restrict__ b,
+                       storage_t* __restrict__ c, int M, int N, int K, int n_b,
+                       long long lda, long long ldb, long long ldc) {
   extern __shared__ __align__(128) unsigned char smem[];
   const unsigned a_smem = shared_address(smem);
   const unsigned b_smem = a_smem + kStages * kAStageBytes;
@@ -185,8 +195,8 @@ matmul_port_kernel(const storage_t* __restrict__ a, const storage_t* __restrict_
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < k_tiles)
-      load_slice(a_smem + s * kAStageBytes, b_smem + s * kBStageBytes, a, b, M, K, n_b, lda,
-                 ldb, m0, n0, s * kBK);
+      load_slice(a_smem + s * kAStageBytes, b_smem + s * kBStageBytes, a, b, M,
+                 K, n_b, lda, ldb, m0, n0, s * kBK);
     commit_group();
   }
 
@@ -203,8 +213,8 @@ matmul_port_kernel(const storage_t* __restrict__ a, const storage_t* __restrict_
     const int next = kt + kStages - 1;
     if (next < k_tiles) {
       const int s = next % kStages;
-      load_slice(a_smem + s * kAStageBytes, b_smem + s * kBStageBytes, a, b, M, K, n_b, lda,
-                 ldb, m0, n0, next * kBK);
+      load_slice(a_smem + s * kAStageBytes, b_smem + s * kBStageBytes, a, b, M,
+                 K, n_b, lda, ldb, m0, n0, next * kBK);
     }
     commit_group();
 
@@ -219,14 +229,16 @@ matmul_port_kernel(const storage_t* __restrict__ a, const storage_t* __restrict_
       for (int i = 0; i < kMTiles; ++i) {
         const int r = warp_m * kTileM + i * 16 + frag_row;
         const int ch = ks * 2 + frag_chunk;
-        ldmatrix_x4(a_stage + (r * kAChunks + swizzle<kAChunks>(r, ch)) * 16, af[i]);
+        ldmatrix_x4(a_stage + (r * kAChunks + swizzle<kAChunks>(r, ch)) * 16,
+                    af[i]);
       }
 #pragma unroll
       for (int j = 0; j < kNTiles; j += 2) {
         const int r = ks * 16 + frag_row;
         const int ch = (warp_n * kTileN + j * 8) / 8 + frag_chunk;
         unsigned t[4];
-        ldmatrix_x4_trans(b_stage + (r * kBChunks + swizzle<kBChunks>(r, ch)) * 16, t);
+        ldmatrix_x4_trans(
+            b_stage + (r * kBChunks + swizzle<kBChunks>(r, ch)) * 16, t);
         bf[j][0] = t[0];
         bf[j][1] = t[1];
         bf[j + 1][0] = t[2];

@@ -32,9 +32,9 @@ typedef int index_t;
 #pragma nv_diag_suppress 177
 
 constexpr int kMaxExperts = 1024;
-constexpr int kScanThreads = 1024;  // one thread per expert in the scans
+constexpr int kScanThreads = 1024; // one thread per expert in the scans
 constexpr int kScanWarps = kScanThreads / 32;
-constexpr int kChunkThreads = 512;  // count and scatter blocks
+constexpr int kChunkThreads = 512; // count and scatter blocks
 constexpr unsigned kFullMask = 0xffffffffu;
 
 // Slots an expert with `count` ids takes: its ids rounded up to whole blocks;
@@ -83,10 +83,12 @@ __device__ int block_exclusive_scan(int value, int* warp_sums, int* total) {
 // after the last group and expert_ids of every block. `starts` is
 // kMaxExperts ints of shared memory; on return starts[e] is expert e's first
 // slot for every e < num_experts.
-__device__ int write_layout(int count, int num_experts, int block_size, int numel,
-                            int max_padded, int max_blocks, int* __restrict__ sorted_ids,
-                            int* __restrict__ expert_ids, int* __restrict__ post_pad,
-                            int* starts, int* warp_sums) {
+__device__ int write_layout(int count, int num_experts, int block_size,
+                            int numel, int max_padded, int max_blocks,
+                            int* __restrict__ sorted_ids,
+                            int* __restrict__ expert_ids,
+                            int* __restrict__ post_pad, int* starts,
+                            int* warp_sums) {
   const int e = threadIdx.x;
   const int padded = e < num_experts ? padded_count(count, block_size) : 0;
   int total;
@@ -125,10 +127,11 @@ __device__ int write_layout(int count, int num_experts, int block_size, int nume
 // Small inputs: one block of kScanThreads threads counts, lays out and
 // scatters.
 extern "C" __global__ void __launch_bounds__(kScanThreads)
-moe_align_port_kernel(const index_t* __restrict__ topk_ids, int numel, int num_experts,
-                      int block_size, int max_padded, int max_blocks,
-                      int* __restrict__ sorted_ids, int* __restrict__ expert_ids,
-                      int* __restrict__ post_pad) {
+    moe_align_port_kernel(const index_t* __restrict__ topk_ids, int numel,
+                          int num_experts, int block_size, int max_padded,
+                          int max_blocks, int* __restrict__ sorted_ids,
+                          int* __restrict__ expert_ids,
+                          int* __restrict__ post_pad) {
   __shared__ int counts[kMaxExperts];
   __shared__ int starts[kMaxExperts];
   __shared__ int warp_sums[kScanWarps];
@@ -139,8 +142,8 @@ moe_align_port_kernel(const index_t* __restrict__ topk_ids, int numel, int num_e
     atomicAdd(&counts[static_cast<int>(topk_ids[i])], 1);
   __syncthreads();
   const int count = t < num_experts ? counts[t] : 0;
-  write_layout(count, num_experts, block_size, numel, max_padded, max_blocks, sorted_ids,
-               expert_ids, post_pad, starts, warp_sums);
+  write_layout(count, num_experts, block_size, numel, max_padded, max_blocks,
+               sorted_ids, expert_ids, post_pad, starts, warp_sums);
   // starts[] becomes each expert's write cursor.
   for (int i = t; i < numel; i += kScanThreads) {
     const int slot = atomicAdd(&starts[static_cast<int>(topk_ids[i])], 1);
@@ -148,77 +151,89 @@ moe_align_port_kernel(const index_t* __restrict__ topk_ids, int numel, int num_e
       sorted_ids[slot] = i;
   }
 }
-#endif  // KPORT_PART == 0
+#endif // KPORT_PART == 0
 
 #if KPORT_PART == 1
 // Large inputs, step 1: ids [chunk * g, chunk * (g + 1)) counted per expert
 // into block_counts[g * num_experts + e].
 extern "C" __global__ void __launch_bounds__(kChunkThreads)
-moe_align_port_kernel_count(const index_t* __restrict__ topk_ids, int numel, int num_experts,
-                            int chunk, int* __restrict__ block_counts) {
+    moe_align_port_kernel_count(const index_t* __restrict__ topk_ids, int numel,
+                                int num_experts, int chunk,
+                                int* __restrict__ block_counts) {
   __shared__ int counts[kMaxExperts];
   for (int e = threadIdx.x; e < num_experts; e += kChunkThreads)
     counts[e] = 0;
   __syncthreads();
   const long long first = static_cast<long long>(blockIdx.x) * chunk;
-  const int end = static_cast<int>(min(first + chunk, static_cast<long long>(numel)));
-  for (int i = static_cast<int>(first) + threadIdx.x; i < end; i += kChunkThreads)
+  const int end =
+      static_cast<int>(min(first + chunk, static_cast<long long>(numel)));
+  for (int i = static_cast<int>(first) + threadIdx.x; i < end;
+       i += kChunkThreads)
     atomicAdd(&counts[static_cast<int>(topk_ids[i])], 1);
   __syncthreads();
   int* out = block_counts + static_cast<long long>(blockIdx.x) * num_experts;
   for (int e = threadIdx.x; e < num_experts; e += kChunkThreads)
     out[e] = counts[e];
 }
-#endif  // KPORT_PART == 1
+#endif // KPORT_PART == 1
 
 #if KPORT_PART == 2
 // Large inputs, step 2 (one block): expert totals, the padded scan, the
 // layout, and per (chunk, expert) the first slot that chunk writes:
 // block_cursors[g * num_experts + e].
 extern "C" __global__ void __launch_bounds__(kScanThreads)
-moe_align_port_kernel_scan(const int* __restrict__ block_counts, int chunks, int numel,
-                           int num_experts, int block_size, int max_padded, int max_blocks,
-                           int* __restrict__ block_cursors, int* __restrict__ sorted_ids,
-                           int* __restrict__ expert_ids, int* __restrict__ post_pad) {
+    moe_align_port_kernel_scan(const int* __restrict__ block_counts, int chunks,
+                               int numel, int num_experts, int block_size,
+                               int max_padded, int max_blocks,
+                               int* __restrict__ block_cursors,
+                               int* __restrict__ sorted_ids,
+                               int* __restrict__ expert_ids,
+                               int* __restrict__ post_pad) {
   __shared__ int starts[kMaxExperts];
   __shared__ int warp_sums[kScanWarps];
   const int e = threadIdx.x;
   int count = 0;
   if (e < num_experts) {
-#pragma unroll 8
+#  pragma unroll 8
     for (int g = 0; g < chunks; ++g)
       count += block_counts[g * num_experts + e];
   }
-  const int start = write_layout(count, num_experts, block_size, numel, max_padded, max_blocks,
-                                 sorted_ids, expert_ids, post_pad, starts, warp_sums);
+  const int start = write_layout(count, num_experts, block_size, numel,
+                                 max_padded, max_blocks, sorted_ids, expert_ids,
+                                 post_pad, starts, warp_sums);
   if (e < num_experts) {
     int cursor = start;
-#pragma unroll 8
+#  pragma unroll 8
     for (int g = 0; g < chunks; ++g) {
       block_cursors[g * num_experts + e] = cursor;
       cursor += block_counts[g * num_experts + e];
     }
   }
 }
-#endif  // KPORT_PART == 2
+#endif // KPORT_PART == 2
 
 #if KPORT_PART == 3
 // Large inputs, step 3: chunk g scatters its ids from its own cursors.
 extern "C" __global__ void __launch_bounds__(kChunkThreads)
-moe_align_port_kernel_scatter(const index_t* __restrict__ topk_ids, int numel, int num_experts,
-                              int chunk, int max_padded, const int* __restrict__ block_cursors,
-                              int* __restrict__ sorted_ids) {
+    moe_align_port_kernel_scatter(const index_t* __restrict__ topk_ids,
+                                  int numel, int num_experts, int chunk,
+                                  int max_padded,
+                                  const int* __restrict__ block_cursors,
+                                  int* __restrict__ sorted_ids) {
   __shared__ int cursors[kMaxExperts];
-  const int* mine = block_cursors + static_cast<long long>(blockIdx.x) * num_experts;
+  const int* mine =
+      block_cursors + static_cast<long long>(blockIdx.x) * num_experts;
   for (int e = threadIdx.x; e < num_experts; e += kChunkThreads)
     cursors[e] = mine[e];
   __syncthreads();
   const long long first = static_cast<long long>(blockIdx.x) * chunk;
-  const int end = static_cast<int>(min(first + chunk, static_cast<long long>(numel)));
-  for (int i = static_cast<int>(first) + threadIdx.x; i < end; i += kChunkThreads) {
+  const int end =
+      static_cast<int>(min(first + chunk, static_cast<long long>(numel)));
+  for (int i = static_cast<int>(first) + threadIdx.x; i < end;
+       i += kChunkThreads) {
     const int slot = atomicAdd(&cursors[static_cast<int>(topk_ids[i])], 1);
     if (slot < max_padded)
       sorted_ids[slot] = i;
   }
 }
-#endif  // KPORT_PART == 3
+#endif // KPORT_PART == 3

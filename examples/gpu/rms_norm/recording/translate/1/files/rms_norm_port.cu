@@ -17,11 +17,15 @@
 
 #if KPORT_DTYPE == 0
 typedef float storage_t;
-__device__ __forceinline__ float to_float(storage_t v) { return v; }
-__device__ __forceinline__ storage_t from_float(float f) { return f; }
+__device__ __forceinline__ float to_float(storage_t v) {
+  return v;
+}
+__device__ __forceinline__ storage_t from_float(float f) {
+  return f;
+}
 #else
 typedef unsigned short storage_t;
-#if KPORT_DTYPE == 1
+#  if KPORT_DTYPE == 1
 __device__ __forceinline__ float to_float(storage_t v) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
@@ -32,7 +36,7 @@ __device__ __forceinline__ storage_t from_float(float f) {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(v) : "f"(f));
   return v;
 }
-#else
+#  else
 __device__ __forceinline__ float to_float(storage_t v) {
   return __uint_as_float(static_cast<unsigned>(v) << 16);
 }
@@ -41,7 +45,7 @@ __device__ __forceinline__ storage_t from_float(float f) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(v) : "f"(f));
   return v;
 }
-#endif
+#  endif
 #endif
 
 constexpr int kVec = KPORT_VEC;
@@ -91,9 +95,11 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
 }
 
 extern "C" __global__ void __launch_bounds__(KPORT_THREADS)
-rms_norm_port_kernel(storage_t* __restrict__ out, const storage_t* __restrict__ in,
-                     const storage_t* __restrict__ weight, long long in_row_stride,
-                     long long out_row_stride, int n_cols, float eps) {
+    rms_norm_port_kernel(storage_t* __restrict__ out,
+                         const storage_t* __restrict__ in,
+                         const storage_t* __restrict__ weight,
+                         long long in_row_stride, long long out_row_stride,
+                         int n_cols, float eps) {
   __shared__ float scratch[kWarps];
   const long long row = blockIdx.x;
   const vec_t* src = reinterpret_cast<const vec_t*>(in + row * in_row_stride);
@@ -116,7 +122,8 @@ rms_norm_port_kernel(storage_t* __restrict__ out, const storage_t* __restrict__ 
       }
     }
   }
-  const float mean_square = block_sum(thread_sq, scratch) / static_cast<float>(n_cols);
+  const float mean_square =
+      block_sum(thread_sq, scratch) / static_cast<float>(n_cols);
   const float rstd = rsqrt_approx(mean_square);
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {

@@ -11,11 +11,15 @@
 
 #if KPORT_DTYPE == 0
 typedef float storage_t;
-__device__ __forceinline__ float to_float(storage_t v) { return v; }
-__device__ __forceinline__ storage_t from_float(float f) { return f; }
+__device__ __forceinline__ float to_float(storage_t v) {
+  return v;
+}
+__device__ __forceinline__ storage_t from_float(float f) {
+  return f;
+}
 #else
 typedef unsigned short storage_t;
-#if KPORT_DTYPE == 1
+#  if KPORT_DTYPE == 1
 __device__ __forceinline__ float to_float(storage_t v) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
@@ -26,7 +30,7 @@ __device__ __forceinline__ storage_t from_float(float f) {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(v) : "f"(f));
   return v;
 }
-#else
+#  else
 __device__ __forceinline__ float to_float(storage_t v) {
   return __uint_as_float(static_cast<unsigned>(v) << 16);
 }
@@ -35,16 +39,18 @@ __device__ __forceinline__ storage_t from_float(float f) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(v) : "f"(f));
   return v;
 }
-#endif
+#  endif
 #endif
 
 extern "C" __global__ void
 rope_port_kernel(storage_t* __restrict__ out, const storage_t* __restrict__ in,
-                 const long long* __restrict__ positions, const float* __restrict__ cos_cache,
+                 const long long* __restrict__ positions,
+                 const float* __restrict__ cos_cache,
                  const float* __restrict__ sin_cache, long long token_stride,
-                 long long head_stride, long long cache_stride, int n_heads, int head_dim,
-                 int half, long long total) {
-  const long long t = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+                 long long head_stride, long long cache_stride, int n_heads,
+                 int head_dim, int half, long long total) {
+  const long long t =
+      static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= total)
     return;
   // Per head: `half` pairs, then head_dim - 2 * half elements copied.

@@ -2,8 +2,9 @@
 // (rope_triton.py: rope_kernel) to CUDA C++, out of place. Compiled at run
 // time by NVRTC (CuPy RawModule), one module per configuration, all with the
 // entry point rope_port_kernel. The host (rope_port.py) defines:
-//   KPORT_DTYPE      0 float32, 1 float16, 2 bfloat16 (storage; math is float32)
-//   KPORT_VEC        elements per q/k load and store: 16 bytes' worth when
+//   KPORT_DTYPE      0 float32, 1 float16, 2 bfloat16 (storage; math is
+//   float32) KPORT_VEC        elements per q/k load and store: 16 bytes' worth
+//   when
 //                    half, the copied tail, every stride and every base pointer
 //                    allow it, else the largest power of two that does (1 at
 //                    worst)
@@ -20,11 +21,15 @@
 
 #if KPORT_DTYPE == 0
 typedef float storage_t;
-__device__ __forceinline__ float to_float(storage_t v) { return v; }
-__device__ __forceinline__ storage_t from_float(float f) { return f; }
+__device__ __forceinline__ float to_float(storage_t v) {
+  return v;
+}
+__device__ __forceinline__ storage_t from_float(float f) {
+  return f;
+}
 #else
 typedef unsigned short storage_t;
-#if KPORT_DTYPE == 1
+#  if KPORT_DTYPE == 1
 __device__ __forceinline__ float to_float(storage_t v) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
@@ -35,7 +40,7 @@ __device__ __forceinline__ storage_t from_float(float f) {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(v) : "f"(f));
   return v;
 }
-#else
+#  else
 __device__ __forceinline__ float to_float(storage_t v) {
   return __uint_as_float(static_cast<unsigned>(v) << 16);
 }
@@ -44,7 +49,7 @@ __device__ __forceinline__ storage_t from_float(float f) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(v) : "f"(f));
   return v;
 }
-#endif
+#  endif
 #endif
 
 constexpr int kVec = KPORT_VEC;
@@ -59,7 +64,8 @@ struct alignas(sizeof(float) * kCacheVec) cache_vec_t {
 };
 
 // kVec consecutive floats of a cos or sin row.
-__device__ __forceinline__ void load_cache(const float* row, float (&out)[kVec]) {
+__device__ __forceinline__ void load_cache(const float* row,
+                                           float (&out)[kVec]) {
 #pragma unroll
   for (int i = 0; i < kVec / kCacheVec; ++i) {
     const cache_vec_t p = reinterpret_cast<const cache_vec_t*>(row)[i];
@@ -69,14 +75,14 @@ __device__ __forceinline__ void load_cache(const float* row, float (&out)[kVec])
   }
 }
 
-extern "C" __global__ void __launch_bounds__(1024)
-rope_port_kernel(storage_t* __restrict__ q_out, storage_t* __restrict__ k_out,
-                 const storage_t* __restrict__ q, const storage_t* __restrict__ k,
-                 const long long* __restrict__ positions, const float* __restrict__ cos_cache,
-                 const float* __restrict__ sin_cache, long long q_token_stride,
-                 long long q_head_stride, long long k_token_stride, long long k_head_stride,
-                 long long cache_stride, int n_q_heads, int n_k_heads, int head_dim, int half,
-                 int heads_per_block) {
+extern "C" __global__ void __launch_bounds__(1024) rope_port_kernel(
+    storage_t* __restrict__ q_out, storage_t* __restrict__ k_out,
+    const storage_t* __restrict__ q, const storage_t* __restrict__ k,
+    const long long* __restrict__ positions,
+    const float* __restrict__ cos_cache, const float* __restrict__ sin_cache,
+    long long q_token_stride, long long q_head_stride, long long k_token_stride,
+    long long k_head_stride, long long cache_stride, int n_q_heads,
+    int n_k_heads, int head_dim, int half, int heads_per_block) {
   // Per head: half / kVec pair vectors, then (head_dim - 2 * half) / kVec
   // copied ones; the host picks kVec so that both divide.
   const int pair_vecs = half / kVec;

@@ -16,11 +16,15 @@
 
 #if KPORT_DTYPE == 0
 typedef float storage_t;
-__device__ __forceinline__ float to_float(storage_t v) { return v; }
-__device__ __forceinline__ storage_t from_float(float f) { return f; }
+__device__ __forceinline__ float to_float(storage_t v) {
+  return v;
+}
+__device__ __forceinline__ storage_t from_float(float f) {
+  return f;
+}
 #else
 typedef unsigned short storage_t;
-#if KPORT_DTYPE == 1
+#  if KPORT_DTYPE == 1
 __device__ __forceinline__ float to_float(storage_t v) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
@@ -31,7 +35,7 @@ __device__ __forceinline__ storage_t from_float(float f) {
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(v) : "f"(f));
   return v;
 }
-#else
+#  else
 __device__ __forceinline__ float to_float(storage_t v) {
   return __uint_as_float(static_cast<unsigned>(v) << 16);
 }
@@ -40,7 +44,7 @@ __device__ __forceinline__ storage_t from_float(float f) {
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(v) : "f"(f));
   return v;
 }
-#endif
+#  endif
 #endif
 
 constexpr int kVec = KPORT_VEC;
@@ -73,8 +77,10 @@ __device__ __forceinline__ float silu_mul(float g, float u) {
 }
 
 extern "C" __global__ void __launch_bounds__(KPORT_THREADS)
-silu_and_mul_port_kernel(storage_t* __restrict__ out, const storage_t* __restrict__ in,
-                         long long in_row_stride, long long out_row_stride, int d) {
+    silu_and_mul_port_kernel(storage_t* __restrict__ out,
+                             const storage_t* __restrict__ in,
+                             long long in_row_stride, long long out_row_stride,
+                             int d) {
   const int v = blockIdx.y * KPORT_THREADS + threadIdx.x;
   // The host picks kVec so that it divides d: the row has no partial vector.
   if (v >= d / kVec)
