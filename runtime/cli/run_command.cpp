@@ -130,7 +130,9 @@ std::string devices_json(const std::vector<runtime::device_summary>& devices,
   return out + "\n]";
 }
 
-std::string summary_json(const std::vector<runtime::job_result>& results) {
+std::string summary_json(const std::vector<runtime::job_result>& results,
+                         const std::vector<runtime::device_summary>& devices,
+                         double wall_s) {
   std::string out = "{\"jobs\": [";
   bool first = true;
   for (auto& r : results) {
@@ -155,7 +157,8 @@ std::string summary_json(const std::vector<runtime::job_result>& results) {
         r.wall_s);
     first = false;
   }
-  return out + "\n]}\n";
+  return out + fmt::format("\n], \"wall_s\": {:.3f}, \"devices\": {}}}\n",
+                           wall_s, devices_json(devices, wall_s));
 }
 
 int run_command(const run_options& opts) {
@@ -238,15 +241,9 @@ int run_command(const run_options& opts) {
   auto devices = (*engine)->devices();
   (*engine)->stop();
   live.reset();
-  auto text = opts.json ? summary_json(results) : summary_table(results);
-  if (opts.json) {
-    // {"jobs": [...]} gains the devices and the sweep's wall time.
-    text.resize(text.rfind('}'));
-    text += fmt::format(", \"wall_s\": {:.3f}, \"devices\": {}}}\n", wall_s,
-                        devices_json(devices, wall_s));
-  } else {
-    text += devices_table(devices, wall_s);
-  }
+  auto text = opts.json
+                  ? summary_json(results, devices, wall_s)
+                  : summary_table(results) + devices_table(devices, wall_s);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
   if (opts.expect.empty())

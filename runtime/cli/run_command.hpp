@@ -25,7 +25,9 @@ int run_command(const run_options& opts);
 /// The per-job summary table `kport run` and `scripts/demo` print.
 std::string summary_table(const std::vector<runtime::job_result>& results);
 
-/// The `--json` document: {"jobs": [...]}.
-std::string summary_json(const std::vector<runtime::job_result>& results);
+/// The `--json` document: {"jobs": [...], "wall_s": ..., "devices": [...]}.
+std::string summary_json(const std::vector<runtime::job_result>& results,
+                         const std::vector<runtime::device_summary>& devices,
+                         double wall_s);
 
 } // namespace kport::cli
