@@ -12,10 +12,13 @@ namespace fs = std::filesystem;
 namespace {
 
 /// What a worker needs to run one process: everything is decided already.
+/// `result` is filled by the worker and finished by the device (the lease
+/// times are known only once the run has ended): one object, never copied.
 struct prepared_run {
   device_descriptor desc;
   runtime::process_spec spec;
   std::string trace_dir;
+  std::shared_ptr<gates::run_result> result;
 };
 
 /// The variables a measured run gets from its device, and nothing else may
@@ -55,7 +58,7 @@ actors::run_reply run_process_measured(const prepared_run& run,
                               run.trace_dir, ec.message());
     return reply;
   }
-  auto result = std::make_shared<gates::run_result>();
+  auto& result = run.result;
   result->device = run.desc.name;
   result->backend = run.desc.backend;
   bool cuda = run.desc.backend == "cuda";
@@ -84,7 +87,7 @@ actors::run_reply run_process_measured(const prepared_run& run,
   for (auto& t : result->traces)
     for (auto& k : t.kernels)
       result->kernel_ns += k.end_ns - k.start_ns;
-  reply.result = std::move(result);
+  reply.result = result;
   return reply;
 }
 
@@ -111,7 +114,8 @@ void start_all(actors::device_actor::stateful_pointer<device_state> self,
 }
 
 void finish(actors::device_actor::stateful_pointer<device_state> self,
-            std::uint64_t id, actors::run_reply reply) {
+            std::uint64_t id, const std::shared_ptr<gates::run_result>& result,
+            actors::run_reply reply) {
   auto& st = self->state;
   auto it = st.runs.find(id);
   if (it == st.runs.end())
@@ -119,14 +123,12 @@ void finish(actors::device_actor::stateful_pointer<device_state> self,
   auto overstay = st.lease->overstay_reason(id);
   auto [times, next] = st.lease->end(id);
   if (reply.result) {
-    auto result = std::make_shared<gates::run_result>(*reply.result);
     result->lease = times;
     if (!overstay.empty())
       result->outcome.tail +=
           fmt::format("\n[kport] killed: the run {}\n", overstay);
     st.kernel_ns += result->kernel_ns;
     st.wall_ns += result->outcome.wall.count();
-    reply.result = std::move(result);
   }
   ++st.finished;
   auto promise = std::move(it->second.promise);
@@ -146,6 +148,7 @@ void start(actors::device_actor::stateful_pointer<device_state> self,
   run->desc = st.desc;
   run->trace_dir = req.run->trace_dir;
   run->spec = req.run->process;
+  run->result = std::make_shared<gates::run_result>();
   auto env = device_env(st, run->trace_dir, id);
   std::erase_if(run->spec.unset_env, [&](auto& k) {
     return std::any_of(env.begin(), env.end(),
@@ -158,17 +161,20 @@ void start(actors::device_actor::stateful_pointer<device_state> self,
     run->spec.timeout_signal = it->second.overstay;
     run->spec.timeout = std::chrono::milliseconds{0};
   }
+  auto result = run->result;
   auto worker = self->spawn<caf::detached>(
       run_worker, std::shared_ptr<const prepared_run>{run});
   self->request(worker, caf::infinite, req)
       .then(
-          [=](actors::run_reply& reply) { finish(self, id, std::move(reply)); },
+          [=](actors::run_reply& reply) {
+            finish(self, id, result, std::move(reply));
+          },
           [=](caf::error& err) {
             actors::run_reply reply;
             reply.error = fmt::format("the run's worker failed: {}",
                                       self->system().render(err));
             reply.fault = reply.error;
-            finish(self, id, std::move(reply));
+            finish(self, id, result, std::move(reply));
           });
 }
 
