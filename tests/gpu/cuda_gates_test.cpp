@@ -28,8 +28,32 @@ const std::string probe = from_env("KPORT_TEST_GATE_PROBE", KPORT_GATE_PROBE);
 const std::string inject =
     from_env("KPORT_TEST_INJECT_LIBRARY", KPORT_INJECT_LIBRARY);
 
+/// A kernel's span on the device, and the process that launched it.
+struct span {
+  std::uint64_t start = 0, end = 0;
+  std::uint32_t pid = 0;
+  std::string trace;
+};
+
+std::vector<span> kernel_spans(const std::string& evidence) {
+  std::vector<span> out;
+  for (auto& f : fs::recursive_directory_iterator(evidence)) {
+    if (f.path().filename() != "traces" || !f.is_directory())
+      continue;
+    for (auto& run : fs::directory_iterator(f.path())) {
+      auto all = gpu::read_trace_dir(run.path().string());
+      EXPECT_TRUE(all) << all.err().message;
+      if (all)
+        for (auto& t : *all)
+          for (auto& k : t.kernels)
+            out.push_back({k.start_ns, k.end_ns, t.pid, run.path().string()});
+    }
+  }
+  return out;
+}
+
 class cuda_gates : public ::testing::Test {
-public:
+protected:
   void SetUp() override {
     auto devices = gpu::discover_cuda_devices();
     if (!devices)
@@ -113,6 +137,44 @@ rounds = 2
     return wait(submit(test_mode, cand_cycles));
   }
 
+  /// Four jobs at once: their test and bench processes start side by side
+  /// (devices.startup_limit), and the lease gives the GPU to one at a time.
+  void expect_no_overlap() {
+    std::vector<std::string> jobs;
+    for (int i = 0; i < 4; ++i)
+      jobs.push_back(submit("test", "100000"));
+    std::vector<span> spans;
+    for (auto& j : jobs) {
+      auto r = wait(j);
+      EXPECT_EQ(r.state, "ACCEPTED") << r.reason;
+      auto s = kernel_spans(r.evidence);
+      EXPECT_FALSE(s.empty()) << r.evidence;
+      spans.insert(spans.end(), s.begin(), s.end());
+    }
+    std::sort(spans.begin(), spans.end(),
+              [](auto& a, auto& b) { return a.start < b.start; });
+    int crossings = 0;
+    std::uint64_t last_end = 0;
+    const span* last = nullptr;
+    for (auto& s : spans) {
+      if (last && last->pid != s.pid && s.start < last_end) {
+        ++crossings;
+        ADD_FAILURE() << "pid " << s.pid << " (" << s.trace << ") ran a kernel "
+                      << "while pid " << last->pid << " (" << last->trace
+                      << ") had one on the device";
+      }
+      if (s.end > last_end) {
+        last_end = s.end;
+        last = &s;
+      }
+    }
+    EXPECT_EQ(crossings, 0);
+    auto devices = engine_->devices();
+    ASSERT_FALSE(devices.empty());
+    EXPECT_TRUE(devices[0].lease);
+    EXPECT_GT(devices[0].busy_s, 0.0);
+  }
+
   fs::path dir_;
   config::kport_config cfg_;
   std::unique_ptr<runtime::engine> engine_;
@@ -167,77 +229,13 @@ TEST_F(cuda_gates, slower_port_is_below_the_floor) {
   EXPECT_LT(r.geomean, 0.95);
 }
 
-/// A kernel's span on the device, and the process that launched it.
-struct span {
-  std::uint64_t start = 0, end = 0;
-  std::uint32_t pid = 0;
-  std::string trace;
-};
-
-std::vector<span> kernel_spans(const std::string& evidence) {
-  std::vector<span> out;
-  for (auto& f : fs::recursive_directory_iterator(evidence)) {
-    if (f.path().filename() != "traces" || !f.is_directory())
-      continue;
-    for (auto& run : fs::directory_iterator(f.path())) {
-      auto all = gpu::read_trace_dir(run.path().string());
-      EXPECT_TRUE(all) << all.err().message;
-      if (all)
-        for (auto& t : *all)
-          for (auto& k : t.kernels)
-            out.push_back({k.start_ns, k.end_ns, t.pid, run.path().string()});
-    }
-  }
-  return out;
-}
-
-/// Four jobs at once: their test and bench processes start side by side
-/// (devices.startup_limit), and the lease gives the GPU to one at a time.
-void expect_no_overlap(cuda_gates& t);
-
 TEST_F(cuda_gates, leased_processes_of_one_device_never_overlap_on_it) {
-  expect_no_overlap(*this);
+  expect_no_overlap();
 }
 
 TEST_F(cuda_gates, processes_held_at_first_work_never_overlap_either) {
   start_engine("lease_hold = \"work\"");
-  expect_no_overlap(*this);
-}
-
-void expect_no_overlap(cuda_gates& t) {
-  std::vector<std::string> jobs;
-  for (int i = 0; i < 4; ++i)
-    jobs.push_back(t.submit("test", "100000"));
-  std::vector<span> spans;
-  for (auto& j : jobs) {
-    auto r = t.wait(j);
-    EXPECT_EQ(r.state, "ACCEPTED") << r.reason;
-    auto s = kernel_spans(r.evidence);
-    EXPECT_FALSE(s.empty()) << r.evidence;
-    spans.insert(spans.end(), s.begin(), s.end());
-  }
-  std::sort(spans.begin(), spans.end(),
-            [](auto& a, auto& b) { return a.start < b.start; });
-  int crossings = 0;
-  std::uint64_t last_end = 0;
-  const span* last = nullptr;
-  for (auto& s : spans) {
-    if (last && last->pid != s.pid && s.start < last_end) {
-      ++crossings;
-      ADD_FAILURE() << "pid " << s.pid << " (" << s.trace << ") ran a kernel "
-                    << "while pid " << last->pid << " (" << last->trace
-                    << ") had one on the device";
-    }
-    if (s.end > last_end) {
-      last_end = s.end;
-      last = &s;
-    }
-  }
-  EXPECT_EQ(crossings, 0);
-  auto devices = t.engine_->devices();
-  ASSERT_FALSE(devices.empty());
-  EXPECT_TRUE(devices[0].lease);
-  EXPECT_GT(devices[0].busy_s, 0.0);
+  expect_no_overlap();
 }
 
 } // namespace
