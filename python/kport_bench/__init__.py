@@ -127,14 +127,18 @@ def add_arguments(parser: argparse.ArgumentParser, *, iterations: int = 10,
 
 
 def bench_main(selector: Any, configs: Iterable[Any],
-               make_inputs: Callable[[Config, Any], Sequence[Any]], entry: str,
-               argv: Sequence[str] | None = None, *, description: str | None = None,
+               make_inputs: Callable[[Config, Any], Sequence[Any]],
+               entry: str | Callable[[Any], Callable[..., Any]],
+               argv: Sequence[str] | None = None, *, name: str | None = None,
+               description: str | None = None,
                iterations: int = 10, warmup: int = 2) -> int:
     """The command line every example bench shares:
     ``--impl reference|candidate [--workspace DIR] [--iterations N]
-    [--warmup N] [--only ID]...``; runs ``getattr(module, entry)`` of the
-    side `selector` (an operator's ``<op>_select`` module: ``IMPLS`` and
-    ``load(impl, workspace)``) loads, under :func:`run`."""
+    [--warmup N] [--only ID]...``; runs, under :func:`run`, the function
+    `entry` names in the module `selector` loads (an operator's
+    ``<op>_select`` module: ``IMPLS`` and ``load(impl, workspace)``), or
+    ``entry(module)`` when `entry` is a callable. Summary lines are labelled
+    ``<name>[<impl>]`` (`name` defaults to `entry`)."""
     parser = argparse.ArgumentParser(
         description=(description or "kport bench").strip().splitlines()[0])
     parser.add_argument("--impl", choices=selector.IMPLS, required=True)
@@ -143,9 +147,10 @@ def bench_main(selector: Any, configs: Iterable[Any],
     add_arguments(parser, iterations=iterations, warmup=warmup)
     args = parser.parse_args(argv)
     impl = selector.load(args.impl, args.workspace)
-    run(select(configs, args.only), make_inputs, getattr(impl, entry),
+    fn = getattr(impl, entry) if isinstance(entry, str) else entry(impl)
+    run(select(configs, args.only), make_inputs, fn,
         iterations=args.iterations, warmup=args.warmup,
-        label=f"{entry}[{args.impl}]")
+        label=f"{name or entry}[{args.impl}]")
     return 0
 
 

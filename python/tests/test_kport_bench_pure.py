@@ -202,6 +202,28 @@ class BenchMainTest(unittest.TestCase):
         self.assertEqual(calls["iterations"], 3)
         self.assertEqual(calls["label"], "op[candidate]")
 
+    def test_a_callable_entry_wraps_the_loaded_module(self):
+        import types
+
+        calls = {}
+
+        def fake_run(configs, make_inputs, fn, **kw):
+            calls.update(fn=fn, **kw)
+
+        module = types.SimpleNamespace(op=lambda x: x + 1)
+        selector = types.SimpleNamespace(IMPLS=("reference", "candidate"),
+                                         load=lambda impl, ws: module)
+        saved = kport_bench.run
+        kport_bench.run = fake_run
+        try:
+            kport_bench.bench_main(selector, ["a"], None,
+                                   lambda m: (lambda x: m.op(x) * 10), ["--impl", "reference"],
+                                   name="wrapped")
+        finally:
+            kport_bench.run = saved
+        self.assertEqual(calls["fn"](1), 20)
+        self.assertEqual(calls["label"], "wrapped[reference]")
+
     def test_an_unknown_side_is_a_usage_error(self):
         import contextlib
         import io

@@ -12,7 +12,6 @@ to the reference.
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import sys
 
@@ -60,15 +59,7 @@ def make_inputs(config, generator):
     return ids, config["block_size"], config["experts"]
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--impl", choices=moe_align_select.IMPLS, required=True)
-    parser.add_argument("--workspace", help="the candidate's folder (default "
-                        "$KPORT_WORKSPACE, else the current folder)")
-    kport_bench.add_arguments(parser, iterations=10, warmup=2)
-    args = parser.parse_args(argv)
-    impl = moe_align_select.load(args.impl, args.workspace)
-
+def _aligner(impl):
     def align(ids, block_size, experts):
         # What the bench returns is digested (KPORT_CHECK) and compared
         # element by element with the other side's: only the padded length
@@ -77,11 +68,12 @@ def main(argv=None) -> int:
         # checks all three outputs against that contract).
         _, _, post_pad = impl.moe_align_block_size(ids, block_size, experts)
         return post_pad
+    return align
 
-    configs = kport_bench.select(CONFIGS, args.only)
-    kport_bench.run(configs, make_inputs, align, iterations=args.iterations,
-                    warmup=args.warmup, label=f"moe_align[{args.impl}]")
-    return 0
+
+def main(argv=None) -> int:
+    return kport_bench.bench_main(moe_align_select, CONFIGS, make_inputs, _aligner, argv,
+                                  name="moe_align", description=__doc__)
 
 
 if __name__ == "__main__":
