@@ -23,25 +23,35 @@ std::string default_ir_policy(std::string_view text, std::string_view name) {
 
 namespace {
 
-/// Runs one side's `ir` command; it writes its IR to $KPORT_IR_OUT.
+/// Runs one side's `ir` command; it writes its IR to $KPORT_IR_OUT. The
+/// command goes to the device pool like any run: dumping IR from a JIT front
+/// end (Triton, CuPy) launches the operator once, and on a GPU that launch
+/// must wait for the device lease rather than land beside a measurement.
 result<std::string> dump_ir(const gate_context& ctx, side s,
                             msg::GateReportT& report) {
   auto dir = fs::path{ctx.attempt_dir};
   auto out = (dir / fmt::format("{}.ir", to_string(s))).string();
   auto& argv =
       s == side::reference ? ctx.spec->reference.ir : ctx.spec->target.ir;
-  auto p = side_process(ctx, s, argv,
-                        (dir / fmt::format("ir-{}.log", to_string(s))).string(),
-                        ctx.cfg->gates.ir_timeout);
-  p.env.emplace_back("KPORT_IR_OUT", out);
-  auto ran = runtime::run_process(p, ctx.cancel);
-  add_run(report, fmt::format("ir {}", to_string(s)), p, ran ? &*ran : nullptr);
+  measured_run run;
+  run.what = fmt::format("ir {}", to_string(s));
+  run.trace_dir =
+      (dir / "traces" / fmt::format("ir-{}", to_string(s))).string();
+  run.pair_key = ctx.job;
+  run.process = side_process(
+      ctx, s, argv, (dir / fmt::format("ir-{}.log", to_string(s))).string(),
+      ctx.cfg->gates.ir_timeout);
+  run.process.env.emplace_back("KPORT_IR_OUT", out);
+  run.process.unset_env.push_back("KPORT_CHECK");
+  auto ran = ctx.run_measured(run);
+  add_measured_run(report, run, ran);
   if (!ran)
     return std::move(ran).err();
-  if (!ran->succeeded())
+  auto& p = run.process;
+  if (!ran->outcome.succeeded())
     return fail(error_code::process,
                 fmt::format("the {} IR command failed ({}); see {}",
-                            to_string(s), ran->describe(), p.log_path));
+                            to_string(s), ran->outcome.describe(), p.log_path));
   if (!fs::exists(out))
     return fail(error_code::process,
                 fmt::format("the {} IR command wrote nothing at KPORT_IR_OUT "
