@@ -23,14 +23,12 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
-from .digest import (PendingInputDigest, check_record, input_digest, output_digest,
-                     sample_indices)
+from .digest import check_record, input_digest, output_digest, sample_indices
 
 __all__ = [
     "Config",
     "ConfigResult",
     "LEASE_RELEASE_MARK",
-    "PendingInputDigest",
     "RANGE_PREFIX",
     "WARMUP_PREFIX",
     "add_arguments",
@@ -181,14 +179,14 @@ def run(configs: Iterable[Any],
     inputs ``make_inputs(config, generator)`` from a CUDA generator seeded by
     the config id (reference and candidate draw the same sequence), a write of
     a `flush_bytes` buffer (evicts L2: each call finds its inputs in HBM),
-    then ``range_push("kport:<id>")``, ``fn(*inputs)``, ``range_pop()``;
-    nothing in the loop synchronizes (one ``synchronize()`` after it).
+    ``torch.cuda.synchronize()``, then ``range_push("kport:<id>")``,
+    ``fn(*inputs)``, ``synchronize()``, ``range_pop()``.
 
     With ``KPORT_CHECK`` set to a path, appends one JSON line per config with a
     digest of the last iteration's output (or of the inputs, when `fn` returns
     None: an in-place operator), and of every timed call's inputs before and
-    after it; both input digests are taken on the GPU outside the timed
-    range, in stream order (before the L2 flush, after the call).
+    after it; both input digests are taken outside the timed range (before
+    the L2 flush, after ``range_pop``).
     """
     import torch
 
@@ -206,6 +204,8 @@ def run(configs: Iterable[Any],
     nvtx = torch.cuda.nvtx
     # Loads the NVTX injection library (if any) before the first range.
     nvtx.mark("kport_bench: start")
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
     results: list[ConfigResult] = []
     for config in chosen:
         warm = torch.Generator(device=device)
@@ -219,38 +219,27 @@ def run(configs: Iterable[Any],
             del inputs
         generator = torch.Generator(device=device)
         generator.manual_seed(config.seed)
-        # Nothing in the loop waits for the GPU: kport attributes a kernel to
-        # the range open when it was launched, so the device runs the
-        # iterations back to back (no idle gaps that let clocks drop, and the
-        # lease is spent on kernels, not on Python). Event times and input
-        # digests are read after the loop's one synchronize.
-        events: list[tuple[Any, Any]] = []
-        pending: list[tuple[int, PendingInputDigest, PendingInputDigest]] = []
-        index_cache: dict[tuple[int, Any], Any] = {}
+        times: list[float] = []
+        calls: list[dict[str, Any]] = []
         output = inputs = None
         for iteration in range(1, iterations + 1):
             # Drop the last iteration's tensors first: large configs would
-            # otherwise hold two sets at once (the allocator reuses them in
-            # stream order, after the work that reads them).
+            # otherwise hold two sets at once.
             output = inputs = None
             inputs = make_inputs(config, generator)
-            before = PendingInputDigest(inputs, config.seed, index_cache) if check_path else None
+            before = input_digest(inputs, config.seed) if check_path else None
             flush.zero_()
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
+            torch.cuda.synchronize()
             nvtx.range_push(RANGE_PREFIX + config.id)
             start.record()
             output = fn(*inputs)
             end.record()
+            torch.cuda.synchronize()
             nvtx.range_pop()
-            events.append((start, end))
+            times.append(start.elapsed_time(end) * 1e3)
             if check_path:
-                pending.append((iteration, before,
-                                PendingInputDigest(inputs, config.seed, index_cache)))
-        torch.cuda.synchronize()
-        times = [s.elapsed_time(e) * 1e3 for s, e in events]
-        calls = [{"iteration": i, "before": b.resolve(), "after": a.resolve()}
-                 for i, b, a in pending]
+                calls.append({"iteration": iteration, "before": before,
+                              "after": input_digest(inputs, config.seed)})
         if check_path:
             _write_check(check_path, config, label,
                          inputs if output is None else output, calls)

@@ -137,50 +137,6 @@ def output_digest(output: Any, seed: int) -> list[dict[str, Any]]:
     return digests
 
 
-class PendingInputDigest:
-    """An input digest taken on the GPU in stream order and read on the host later.
-
-    Taking one launches a checksum and a gather and never waits, so a bench
-    can digest the inputs before and after every timed call without a
-    synchronize in its loop; :meth:`resolve` (after the loop's one
-    synchronize) gives what :func:`input_digest` gives. `index_cache` keeps
-    the sample indices on the device across iterations (building them is a
-    host-to-device copy, which waits for the stream).
-    """
-
-    def __init__(self, inputs: Any, seed: int,
-                 index_cache: dict[tuple[int, Any], Any] | None = None) -> None:
-        import torch
-
-        cache = {} if index_cache is None else index_cache
-        self._parts = []
-        for tensor in _tensors(inputs):
-            flat = tensor.detach().reshape(-1)
-            raw = flat.contiguous().view(torch.uint8)
-            unit = checksum_unit(raw.numel())
-            words = raw.view({4: torch.int32, 2: torch.int16, 1: torch.uint8}[unit])
-            checksum = words.sum(dtype=torch.int64) if raw.numel() else None
-            index = picked = None
-            if flat.numel() and not flat.is_complex():
-                index = sample_indices(flat.numel(), seed)
-                key = (flat.numel(), flat.device)
-                if key not in cache:
-                    cache[key] = torch.tensor(index, device=flat.device)
-                picked = flat[cache[key]].double()
-            self._parts.append((_header(tensor), checksum, index, picked))
-
-    def resolve(self) -> list[dict[str, Any]]:
-        """The digests, one per tensor (waits for the work taken so far)."""
-        digests = []
-        for header, checksum, index, picked in self._parts:
-            digest = dict(header)
-            digest["checksum"] = 0 if checksum is None else wrap_int64(int(checksum))
-            if index is not None:
-                digest.update(sample_fields(index, picked.cpu().tolist()))
-            digests.append(digest)
-        return digests
-
-
 def input_digest(inputs: Any, seed: int) -> list[dict[str, Any]]:
     """One cheap digest per tensor in `inputs`: a checksum of its bytes and a sample.
 
@@ -190,4 +146,19 @@ def input_digest(inputs: Any, seed: int) -> list[dict[str, Any]]:
     any change that is not a permutation of words; the sample (exact values)
     sees some of those too.
     """
-    return PendingInputDigest(inputs, seed).resolve()
+    import torch
+
+    digests = []
+    for tensor in _tensors(inputs):
+        flat = tensor.detach().reshape(-1)
+        digest = _header(tensor)
+        raw = flat.contiguous().view(torch.uint8)
+        unit = checksum_unit(raw.numel())
+        words = raw.view({4: torch.int32, 2: torch.int16, 1: torch.uint8}[unit])
+        digest["checksum"] = wrap_int64(int(words.sum(dtype=torch.int64))) if raw.numel() else 0
+        if flat.numel() and not flat.is_complex():
+            index = sample_indices(flat.numel(), seed)
+            picked = flat[torch.tensor(index, device=flat.device)]
+            digest.update(sample_fields(index, picked.double().cpu().tolist()))
+        digests.append(digest)
+    return digests

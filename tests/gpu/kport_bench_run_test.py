@@ -1,6 +1,6 @@
-"""kport_bench.run on a CUDA device: its loop never waits for the GPU, yet the
-times, the output digest and every input digest it writes are those of an
-eager, synchronized computation of the same inputs.
+"""kport_bench.run on a CUDA device: the times it returns, and the output
+digest and every input digest it writes to KPORT_CHECK, are those of an
+eager computation of the same inputs drawn again from the config's seed.
 
 Exit status 77 (ctest: Skipped) without torch or a CUDA device.
 """
