@@ -29,8 +29,19 @@ def main(argv):
     label, summary_path, runs_dir = argv[1:4]
     with open(summary_path, encoding="utf-8") as f:
         text = f.read()
-    # The log may hold log lines around the JSON summary.
-    summary, _ = json.JSONDecoder().raw_decode(text[text.index('{"jobs": ['):])
+    # The log may hold log lines around the JSON summary. A sweep stopped at
+    # its time limit has none: then the wall time and states come from
+    # gpu-demo's summary.json beside the runs (its jobs cut short INCOMPLETE).
+    start = text.find('{"jobs": [')
+    if start >= 0:
+        summary, _ = json.JSONDecoder().raw_decode(text[start:])
+        summary["complete"] = True
+    else:
+        with open(os.path.join(os.path.dirname(os.path.abspath(runs_dir)), "summary.json"),
+                  encoding="utf-8") as f:
+            demo = json.load(f)
+        summary = {"wall_s": demo["wall_s"], "complete": False,
+                   "jobs": [{"state": j.get("state", "INCOMPLETE")} for j in demo["jobs"]]}
     runs = list(runs_of(runs_dir))
     wall_s = summary["wall_s"]
     kernel_s = sum(r.get("kernel_ns", 0) for r in runs) / 1e9
@@ -47,6 +58,7 @@ def main(argv):
     print(json.dumps({
         "label": label,
         "jobs": len(summary.get("jobs", [])),
+        "complete": summary["complete"],
         "states": states,
         "measured_runs": len(runs),
         "wall_s": round(wall_s, 3),
