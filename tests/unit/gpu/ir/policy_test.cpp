@@ -10,14 +10,27 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path write_temp(const std::string& name, const std::string& text) {
-  auto dir = fs::temp_directory_path() /
-             ("kport_ir_policy_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  auto p = dir / name;
-  std::ofstream(p) << text;
-  return p;
-}
+// Policy files of one test, in a folder of its own that goes with the test.
+class ir_policy_files : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("kport_ir_policy_" + std::to_string(::getpid()) + "_" +
+            info->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  fs::path write_temp(const std::string& name, const std::string& text) {
+    auto p = dir_ / name;
+    std::ofstream(p) << text;
+    return p;
+  }
+  fs::path dir_;
+};
 
 norm_op op_named(const std::string& name) {
   norm_op op;
@@ -54,7 +67,7 @@ TEST(ir_policy, builtins_load_by_name_and_classify_their_ops) {
   EXPECT_EQ(ptx.classify(op_named("bra.uni")), nullptr);
 }
 
-TEST(ir_policy, user_file_overrides_a_builtin_base) {
+TEST_F(ir_policy_files, user_file_overrides_a_builtin_base) {
   auto path = write_temp("mine.toml", R"(base = "tileir"
 name = "strict"
 
@@ -74,7 +87,7 @@ ops = ["cuda_tile.addf"]
   EXPECT_FALSE(p->must_match_attr("flush_to_zero"));
 }
 
-TEST(ir_policy, bad_toml_names_file_and_line) {
+TEST_F(ir_policy_files, bad_toml_names_file_and_line) {
   auto path = write_temp("broken.toml", "name = \"x\"\n[[class]\nops = 3\n");
   auto p = load_policy(path.string());
   ASSERT_FALSE(p);
@@ -83,7 +96,7 @@ TEST(ir_policy, bad_toml_names_file_and_line) {
       << p.err().message;
 }
 
-TEST(ir_policy, wrong_key_names_file_line_and_key) {
+TEST_F(ir_policy_files, wrong_key_names_file_line_and_key) {
   auto path = write_temp("keys.toml", R"(name = "x"
 
 [[class]]
