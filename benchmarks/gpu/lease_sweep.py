@@ -9,6 +9,9 @@ the sweep's wall time, the device busy fraction (kernel time of every run,
 L2 flushes included, over the wall time), and the ratio of wall time to
 (slowest start-up + sum of GPU phases), where a run's GPU phase is the time
 it held the lease; with the lease off, the whole run is its GPU phase.
+`by_gate` splits the runs by the gate that made them (structure: IR dumps,
+correctness: test suites, performance: benches): how long each kind held
+the device and how much of that its kernels filled.
 """
 
 import glob
@@ -17,12 +20,35 @@ import os
 import sys
 
 
+def gate_of(report_path):
+    """The gate of an attempt folder named <NN>-<gate>-<attempt>."""
+    parts = os.path.basename(os.path.dirname(report_path)).split("-")
+    return parts[1] if len(parts) >= 3 else "?"
+
+
 def runs_of(runs_dir):
     for path in sorted(glob.glob(os.path.join(runs_dir, "*", "*", "report.json"))):
         with open(path, encoding="utf-8") as f:
             report = json.load(f)
         for run in report.get("runs", []):
-            yield run
+            yield dict(run, gate=gate_of(path))
+
+
+def by_gate(runs):
+    out = {}
+    for r in runs:
+        g = out.setdefault(r["gate"], {"runs": 0, "wall_s": 0.0, "leased_s": 0.0,
+                                       "kernel_s": 0.0})
+        g["runs"] += 1
+        g["wall_s"] += r.get("wall_ns", 0) / 1e9
+        g["leased_s"] += r.get("leased_ns", 0) / 1e9
+        g["kernel_s"] += r.get("kernel_ns", 0) / 1e9
+    for g in out.values():
+        held = g["leased_s"] or g["wall_s"]
+        g["kernel_share_of_held"] = round(g["kernel_s"] / held, 4) if held else None
+        for k in ("wall_s", "leased_s", "kernel_s"):
+            g[k] = round(g[k], 3)
+    return out
 
 
 def main(argv):
@@ -68,6 +94,7 @@ def main(argv):
         "slowest_startup_s": round(slowest_start, 3),
         "sum_gpu_phases_s": round(gpu_phases, 3),
         "wall_over_bound": round(wall_s / bound, 3) if bound else None,
+        "by_gate": by_gate(runs),
         "devices": summary.get("devices"),
     }, sort_keys=True))
     return 0
