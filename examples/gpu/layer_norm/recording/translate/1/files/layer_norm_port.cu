@@ -2,52 +2,31 @@
 // (layer_norm_triton.py: layer_norm_kernel) to CUDA C++. Compiled at run time
 // by NVRTC (CuPy RawModule), one module per configuration, all with the entry
 // point layer_norm_port_kernel. The host (layer_norm_port.py) defines:
-//   KPORT_DTYPE      0 float32, 1 float16, 2 bfloat16 (storage; math is
-//   float32) KPORT_VEC        elements per load/store (16 bytes, or less when
-//   the row
-//                    length, the strides or the base pointers do not allow it)
-//   KPORT_THREADS    threads per block (a power of two, 32..1024)
-//   KPORT_ITEMS      vectors per thread kept in registers
-// One block per row, as the reference has one program per row, and the whole
-// row read once into registers, as the reference keeps it in one block: the
-// contract's longest rows (64 KiB: 16384 float32, 32768 16-bit elements) fit
-// 1024 threads of 16 or 32 elements. The variance is
+//   KPORT_DTYPE       0 float32, 1 float16, 2 bfloat16 (storage; math is
+//                     float32)
+//   KPORT_VEC         elements per load/store (16 bytes, or less when the
+//                     row length, the strides or the pointers do not allow it)
+//   KPORT_THREADS     threads per block (a power of two, 128..1024)
+//   KPORT_ITEMS       vectors per thread kept in registers
+// and may define (tuning, defaults below):
+//   KPORT_MIN_BLOCKS  the launch bounds' blocks per SM (caps registers)
+// One block per row with the reference's warps (4 to 32 by row length), as
+// the reference has one program per row, and the whole row read once into
+// registers, as the reference keeps it in one block: at most 32 elements a
+// thread for the contract's longest rows (64 KiB). The variance is
 // centred (sum of (x - mean)^2 after the mean), as the reference computes it:
 // E[x^2] - E[x]^2 loses the variance of rows with a large mean in float32.
 // No headers: NVRTC finds none by default, and the conversions and rsqrt are
-// single PTX instructions.
+// single PTX instructions, written as such.
 
 #if KPORT_DTYPE == 0
 typedef float storage_t;
-__device__ __forceinline__ float to_float(storage_t v) {
-  return v;
-}
-__device__ __forceinline__ storage_t from_float(float f) {
-  return f;
-}
 #else
 typedef unsigned short storage_t;
-#  if KPORT_DTYPE == 1
-__device__ __forceinline__ float to_float(storage_t v) {
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
-  return f;
-}
-__device__ __forceinline__ storage_t from_float(float f) {
-  storage_t v;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(v) : "f"(f));
-  return v;
-}
-#  else
-__device__ __forceinline__ float to_float(storage_t v) {
-  return __uint_as_float(static_cast<unsigned>(v) << 16);
-}
-__device__ __forceinline__ storage_t from_float(float f) {
-  storage_t v;
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(v) : "f"(f));
-  return v;
-}
-#  endif
+#endif
+
+#ifndef KPORT_MIN_BLOCKS
+#  define KPORT_MIN_BLOCKS 1
 #endif
 
 constexpr int kVec = KPORT_VEC;
@@ -56,16 +35,98 @@ constexpr int kItems = KPORT_ITEMS;
 constexpr int kWarps = kThreads / 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 
-// One load or store: 16 bytes become one ld/st.global.v4.
-struct alignas(sizeof(storage_t) * kVec) vec_t {
-  storage_t v[kVec];
+// A vector's elements are read with element(x, j) and written with
+// put(y, j, f), kStep at a time (j a multiple of kStep; the loops over j are
+// unrolled, so j is a constant).
+//
+// 16-bit elements in vectors of two or more stay 32-bit words of two
+// elements from the load to the store, and are widened where used by a
+// volatile asm, so that the compiler cannot share the widening between the
+// reduction and the store loop: shared, it keeps the widened floats live
+// across the block reduction. For bfloat16 it did, with the widening
+// written as a shift: 82 registers against 46 at 512 threads x 4 vectors
+// (ptxas -v), a third of the resident blocks, and 0.56-0.85 of the
+// reference on the H200's wide bf16 configs. The store packs two elements
+// with one cvt, as Triton does.
+#if KPORT_DTYPE != 0 && KPORT_VEC >= 2
+constexpr int kStep = 2;
+struct alignas(2 * kVec) vec_t {
+  unsigned w[kVec / 2];
 };
+__device__ __forceinline__ float element(const vec_t& x, int j) {
+  float f;
+#  if KPORT_DTYPE == 1
+  if (j & 1)
+    asm volatile("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, hi; }"
+                 : "=f"(f) : "r"(x.w[j >> 1]));
+  else
+    asm volatile("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, lo; }"
+                 : "=f"(f) : "r"(x.w[j >> 1]));
+#  else
+  if (j & 1)
+    asm volatile("and.b32 %0, %1, 0xffff0000;" : "=f"(f) : "r"(x.w[j >> 1]));
+  else
+    asm volatile("shl.b32 %0, %1, 16;" : "=f"(f) : "r"(x.w[j >> 1]));
+#  endif
+  return f;
+}
+// f[0] is element j, f[1] element j + 1 (the word's high half).
+__device__ __forceinline__ void put(vec_t& y, int j, const float (&f)[kStep]) {
+#  if KPORT_DTYPE == 1
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(y.w[j >> 1]) : "f"(f[1]), "f"(f[0]));
+#  else
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(y.w[j >> 1]) : "f"(f[1]), "f"(f[0]));
+#  endif
+}
+#elif KPORT_DTYPE != 0
+// A 16-bit row that only allows one element a load (odd length or offset).
+constexpr int kStep = 1;
+struct vec_t {
+  unsigned short v[1];
+};
+__device__ __forceinline__ float element(const vec_t& x, int) {
+  float f;
+#  if KPORT_DTYPE == 1
+  asm volatile("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x.v[0]));
+#  else
+  asm volatile("cvt.f32.bf16 %0, %1;" : "=f"(f) : "h"(x.v[0]));
+#  endif
+  return f;
+}
+__device__ __forceinline__ void put(vec_t& y, int, const float (&f)[kStep]) {
+#  if KPORT_DTYPE == 1
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(y.v[0]) : "f"(f[0]));
+#  else
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(y.v[0]) : "f"(f[0]));
+#  endif
+}
+#else
+constexpr int kStep = 1;
+struct alignas(4 * kVec) vec_t {
+  float v[kVec];
+};
+__device__ __forceinline__ float element(const vec_t& x, int j) {
+  return x.v[j];
+}
+__device__ __forceinline__ void put(vec_t& y, int j, const float (&f)[kStep]) {
+  y.v[j] = f[0];
+}
+#endif
 
 // 1 / sqrt(x) as tl.rsqrt lowers it.
 __device__ __forceinline__ float rsqrt_approx(float x) {
   float y;
   asm("rsqrt.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+}
+
+// x / y as Triton lowers an f32 division (div.full: 2 ulp, no slow path);
+// the IEEE division CUDA's `/` gives is a call with a range check, twice on
+// the critical path of every row.
+__device__ __forceinline__ float div_full(float x, float y) {
+  float q;
+  asm("div.full.f32 %0, %1, %2;" : "=f"(q) : "f"(x), "f"(y));
+  return q;
 }
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -97,7 +158,7 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
   return __shfl_sync(kFullMask, v, 0);
 }
 
-extern "C" __global__ void __launch_bounds__(KPORT_THREADS)
+extern "C" __global__ void __launch_bounds__(KPORT_THREADS, KPORT_MIN_BLOCKS)
     layer_norm_port_kernel(storage_t* __restrict__ out,
                            const storage_t* __restrict__ in,
                            const storage_t* __restrict__ weight,
@@ -115,21 +176,29 @@ extern "C" __global__ void __launch_bounds__(KPORT_THREADS)
   const int n_vecs = n_cols / kVec;
   const float n = static_cast<float>(n_cols);
 
-  float x[kItems][kVec];
+  // Row, weight and bias are all read before the first reduction, as the
+  // reference loads them up front: read after the reductions, weight and
+  // bias add a dependent global load to every row's critical path (about
+  // 1 us on the short-row configs, measured on the H200). All three stay in
+  // their storage type, widened where used (see element()), so that holding
+  // them costs the registers of the row's bytes, not floats.
+  vec_t xv[kItems];
+  vec_t wv[kItems];
+  vec_t bv[kItems];
   float thread_sum = 0.0f;
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
     const int v = i * kThreads + threadIdx.x;
     if (v < n_vecs) {
-      const vec_t p = src[v];
+      xv[i] = src[v];
+      wv[i] = w[v];
+      bv[i] = b[v];
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        x[i][j] = to_float(p.v[j]);
-        thread_sum += x[i][j];
-      }
+      for (int j = 0; j < kVec; ++j)
+        thread_sum += element(xv[i], j);
     }
   }
-  const float mean = block_sum(thread_sum, scratch_mean) / n;
+  const float mean = div_full(block_sum(thread_sum, scratch_mean), n);
   float thread_sq = 0.0f;
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
@@ -137,23 +206,27 @@ extern "C" __global__ void __launch_bounds__(KPORT_THREADS)
     if (i * kThreads + threadIdx.x < n_vecs) {
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
-        x[i][j] -= mean;
-        thread_sq += x[i][j] * x[i][j];
+        const float xc = element(xv[i], j) - mean;
+        thread_sq += xc * xc;
       }
     }
   }
-  const float rstd = rsqrt_approx(block_sum(thread_sq, scratch_var) / n + eps);
+  const float rstd =
+      rsqrt_approx(div_full(block_sum(thread_sq, scratch_var), n) + eps);
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
     const int v = i * kThreads + threadIdx.x;
     if (v < n_vecs) {
-      const vec_t wv = w[v];
-      const vec_t bv = b[v];
       vec_t y;
 #pragma unroll
-      for (int j = 0; j < kVec; ++j)
-        y.v[j] =
-            from_float(x[i][j] * rstd * to_float(wv.v[j]) + to_float(bv.v[j]));
+      for (int j = 0; j < kVec; j += kStep) {
+        float f[kStep];
+#pragma unroll
+        for (int k = 0; k < kStep; ++k)
+          f[k] = (element(xv[i], j + k) - mean) * rstd * element(wv[i], j + k) +
+                 element(bv[i], j + k);
+        put(y, j, f);
+      }
       dst[v] = y;
     }
   }

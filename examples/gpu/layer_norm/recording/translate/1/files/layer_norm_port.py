@@ -28,11 +28,9 @@ _DTYPES = {
 MAX_ROW_BYTES = 65536
 #: One load is 16 bytes when the rows allow it.
 _VECTOR_BYTES = 16
-#: Elements each thread keeps in registers: 16 (the reference's warps give
-#: the same from 2048 columns up), 32 for the 16-bit rows longer than 1024
-#: threads of 16 can hold.
-ELEMENTS_PER_THREAD = 16
-_MAX_THREADS = 1024
+#: NVRTC options added to every module (tuning knobs of layer_norm_port.cu,
+#: such as -DKPORT_MIN_BLOCKS=2; none by default).
+EXTRA_OPTIONS: tuple[str, ...] = ()
 
 _kernels: dict[tuple[int, int, int, int, int], cupy.RawKernel] = {}
 _streams: dict[int, cupy.cuda.ExternalStream] = {}
@@ -46,7 +44,7 @@ def _kernel(device: int, dtype_code: int, vec: int, threads: int,
     if kernel is None:
         module = cupy.RawModule(code=_SOURCE, options=(
             f"-DKPORT_DTYPE={dtype_code}", f"-DKPORT_VEC={vec}",
-            f"-DKPORT_THREADS={threads}", f"-DKPORT_ITEMS={items}"))
+            f"-DKPORT_THREADS={threads}", f"-DKPORT_ITEMS={items}") + EXTRA_OPTIONS)
         kernel = _kernels[key] = module.get_function(KERNEL_NAME)
     return kernel
 
@@ -66,20 +64,32 @@ def vector_width(itemsize: int, n: int, strides: tuple[int, ...],
     return vec
 
 
+def reference_warps(n: int) -> int:
+    """The warps the reference gives a row of n elements (Liger's calculate_settings)."""
+    block = _next_power_of_2(n)
+    if block >= 32768:
+        return 32
+    if block >= 8192:
+        return 16
+    if block >= 2048:
+        return 8
+    return 4
+
+
 def plan(n: int, vec: int) -> tuple[int, int]:
     """(threads, items) for a row of n elements read `vec` at a time.
 
-    Threads grow with the row, 32 to 1024, so that each keeps about
-    ELEMENTS_PER_THREAD values; a row longer than 1024 threads of that hold
-    doubles it.
+    The reference's block shape: as many threads as its warps hold, each
+    keeping the vectors it strides over in registers, so that a block needs
+    about the registers the reference's program does and as many rows stay
+    resident per SM.
     """
-    per_thread = ELEMENTS_PER_THREAD
-    if n > _MAX_THREADS * per_thread:
-        per_thread *= 2
-    items = max(1, per_thread // vec)
+    threads = 32 * reference_warps(n)
     n_vecs = n // vec
-    threads = min(max(_next_power_of_2(-(-n_vecs // items)), 32), _MAX_THREADS)
-    if n_vecs > threads * items:
+    items = max(1, -(-n_vecs // threads))
+    # At most 32 elements a thread within the 64 KiB row limit (Liger's
+    # warps grow with the row); more would spill.
+    if items * vec > 32:
         raise ValueError(f"layer_norm: a row of {n} elements does not fit one block")
     return threads, items
 

@@ -7,45 +7,25 @@
 //                  length, the strides or the base pointers do not allow it)
 //   KPORT_THREADS  threads per block (a power of two, 32..1024)
 //   KPORT_ITEMS    vectors per thread kept in registers
-// One block per row, as the reference has one program per row, and the whole
-// row read once into registers, as the reference keeps it in one block: the
-// contract's longest rows (64 KiB: 16384 float32, 32768 16-bit elements) fit
-// 1024 threads of 16 or 32 elements. y = x * rsqrt(mean(x^2) + eps) * w, all
-// float32: eps is what keeps an all-zero row at 0 (0 * rsqrt(eps)), not NaN.
+// and may define (tuning, defaults below):
+//   KPORT_MIN_BLOCKS  the launch bounds' blocks per SM (caps registers)
+// One block per row with the reference's warps (4 to 32 by row length), as
+// the reference has one program per row, and the whole row read once into
+// registers, as the reference keeps it in one block: at most 32 elements a
+// thread for the contract's longest rows (64 KiB).
+// y = x * rsqrt(mean(x^2) + eps) * w, all float32: eps is what keeps an
+// all-zero row at 0 (0 * rsqrt(eps)), not NaN.
 // No headers: NVRTC finds none by default, and the conversions and rsqrt are
-// single PTX instructions.
+// single PTX instructions, written as such.
 
 #if KPORT_DTYPE == 0
 typedef float storage_t;
-__device__ __forceinline__ float to_float(storage_t v) {
-  return v;
-}
-__device__ __forceinline__ storage_t from_float(float f) {
-  return f;
-}
 #else
 typedef unsigned short storage_t;
-#  if KPORT_DTYPE == 1
-__device__ __forceinline__ float to_float(storage_t v) {
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
-  return f;
-}
-__device__ __forceinline__ storage_t from_float(float f) {
-  storage_t v;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(v) : "f"(f));
-  return v;
-}
-#  else
-__device__ __forceinline__ float to_float(storage_t v) {
-  return __uint_as_float(static_cast<unsigned>(v) << 16);
-}
-__device__ __forceinline__ storage_t from_float(float f) {
-  storage_t v;
-  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(v) : "f"(f));
-  return v;
-}
-#  endif
+#endif
+
+#ifndef KPORT_MIN_BLOCKS
+#  define KPORT_MIN_BLOCKS 1
 #endif
 
 constexpr int kVec = KPORT_VEC;
@@ -54,16 +34,98 @@ constexpr int kItems = KPORT_ITEMS;
 constexpr int kWarps = kThreads / 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 
-// One load or store: 16 bytes become one ld/st.global.v4.
-struct alignas(sizeof(storage_t) * kVec) vec_t {
-  storage_t v[kVec];
+// A vector's elements are read with element(x, j) and written with
+// put(y, j, f), kStep at a time (j a multiple of kStep; the loops over j are
+// unrolled, so j is a constant).
+//
+// 16-bit elements in vectors of two or more stay 32-bit words of two
+// elements from the load to the store, and are widened where used by a
+// volatile asm, so that the compiler cannot share the widening between the
+// reduction and the store loop: shared, it keeps the widened floats live
+// across the block reduction. For bfloat16 it did, with the widening
+// written as a shift: 82 registers against 46 at 512 threads x 4 vectors
+// (ptxas -v), a third of the resident blocks, and 0.56-0.85 of the
+// reference on the H200's wide bf16 configs. The store packs two elements
+// with one cvt, as Triton does.
+#if KPORT_DTYPE != 0 && KPORT_VEC >= 2
+constexpr int kStep = 2;
+struct alignas(2 * kVec) vec_t {
+  unsigned w[kVec / 2];
 };
+__device__ __forceinline__ float element(const vec_t& x, int j) {
+  float f;
+#  if KPORT_DTYPE == 1
+  if (j & 1)
+    asm volatile("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, hi; }"
+                 : "=f"(f) : "r"(x.w[j >> 1]));
+  else
+    asm volatile("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, lo; }"
+                 : "=f"(f) : "r"(x.w[j >> 1]));
+#  else
+  if (j & 1)
+    asm volatile("and.b32 %0, %1, 0xffff0000;" : "=f"(f) : "r"(x.w[j >> 1]));
+  else
+    asm volatile("shl.b32 %0, %1, 16;" : "=f"(f) : "r"(x.w[j >> 1]));
+#  endif
+  return f;
+}
+// f[0] is element j, f[1] element j + 1 (the word's high half).
+__device__ __forceinline__ void put(vec_t& y, int j, const float (&f)[kStep]) {
+#  if KPORT_DTYPE == 1
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(y.w[j >> 1]) : "f"(f[1]), "f"(f[0]));
+#  else
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(y.w[j >> 1]) : "f"(f[1]), "f"(f[0]));
+#  endif
+}
+#elif KPORT_DTYPE != 0
+// A 16-bit row that only allows one element a load (odd length or offset).
+constexpr int kStep = 1;
+struct vec_t {
+  unsigned short v[1];
+};
+__device__ __forceinline__ float element(const vec_t& x, int) {
+  float f;
+#  if KPORT_DTYPE == 1
+  asm volatile("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(x.v[0]));
+#  else
+  asm volatile("cvt.f32.bf16 %0, %1;" : "=f"(f) : "h"(x.v[0]));
+#  endif
+  return f;
+}
+__device__ __forceinline__ void put(vec_t& y, int, const float (&f)[kStep]) {
+#  if KPORT_DTYPE == 1
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(y.v[0]) : "f"(f[0]));
+#  else
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(y.v[0]) : "f"(f[0]));
+#  endif
+}
+#else
+constexpr int kStep = 1;
+struct alignas(4 * kVec) vec_t {
+  float v[kVec];
+};
+__device__ __forceinline__ float element(const vec_t& x, int j) {
+  return x.v[j];
+}
+__device__ __forceinline__ void put(vec_t& y, int j, const float (&f)[kStep]) {
+  y.v[j] = f[0];
+}
+#endif
 
 // 1 / sqrt(x) as tl.rsqrt lowers it.
 __device__ __forceinline__ float rsqrt_approx(float x) {
   float y;
   asm("rsqrt.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
   return y;
+}
+
+// x / y as Triton lowers an f32 division (div.full: 2 ulp, no slow path);
+// the IEEE division CUDA's `/` gives is a call with a range check, on the
+// critical path of every row.
+__device__ __forceinline__ float div_full(float x, float y) {
+  float q;
+  asm("div.full.f32 %0, %1, %2;" : "=f"(q) : "f"(x), "f"(y));
+  return q;
 }
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -94,7 +156,7 @@ __device__ __forceinline__ float block_sum(float v, float* scratch) {
   return __shfl_sync(kFullMask, v, 0);
 }
 
-extern "C" __global__ void __launch_bounds__(KPORT_THREADS)
+extern "C" __global__ void __launch_bounds__(KPORT_THREADS, KPORT_MIN_BLOCKS)
     rms_norm_port_kernel(storage_t* __restrict__ out,
                          const storage_t* __restrict__ in,
                          const storage_t* __restrict__ weight,
@@ -111,11 +173,10 @@ extern "C" __global__ void __launch_bounds__(KPORT_THREADS)
   // The weight is read with the row, before the reduction, as the reference
   // loads both up front: read after it, its load latency adds to every
   // block's critical path (about 1 us on a one-row grid, measured on the
-  // H200), and with few resident blocks of 1024 threads nothing hides it.
-  // Row and weight stay in their storage type (converted again at the
-  // store; a shift or one cvt): as floats, the 32 elements per thread of the
-  // longest 16-bit rows and their weights spill at 1024 threads (ptxas -v:
-  // 44 bytes); so kept, only bfloat16 rows of 32768 still spill a little.
+  // H200), and with few resident blocks nothing hides it.
+  // Row and weight stay in their storage type, widened again at the store
+  // (see element()): as floats, the 32 elements per thread of the longest
+  // 16-bit rows and their weights would spill.
   vec_t xv[kItems];
   vec_t wv[kItems];
   float thread_sq = 0.0f;
@@ -127,13 +188,13 @@ extern "C" __global__ void __launch_bounds__(KPORT_THREADS)
       wv[i] = w[v];
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
-        const float x = to_float(xv[i].v[j]);
+        const float x = element(xv[i], j);
         thread_sq += x * x;
       }
     }
   }
   const float mean_square =
-      block_sum(thread_sq, scratch) / static_cast<float>(n_cols);
+      div_full(block_sum(thread_sq, scratch), static_cast<float>(n_cols));
   const float rstd = rsqrt_approx(mean_square + eps);
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
@@ -141,8 +202,13 @@ extern "C" __global__ void __launch_bounds__(KPORT_THREADS)
     if (v < n_vecs) {
       vec_t y;
 #pragma unroll
-      for (int j = 0; j < kVec; ++j)
-        y.v[j] = from_float(to_float(xv[i].v[j]) * rstd * to_float(wv[i].v[j]));
+      for (int j = 0; j < kVec; j += kStep) {
+        float f[kStep];
+#pragma unroll
+        for (int k = 0; k < kStep; ++k)
+          f[k] = element(xv[i], j + k) * rstd * element(wv[i], j + k);
+        put(y, j, f);
+      }
       dst[v] = y;
     }
   }

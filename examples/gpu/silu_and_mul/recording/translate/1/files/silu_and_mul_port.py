@@ -1,7 +1,7 @@
 """CUDA C++ port of the Triton silu_and_mul: launcher for silu_and_mul_port.cu.
 
 The kernel is compiled at run time by NVRTC through CuPy's RawModule (no
-build step); each (dtype, vector width, threads) gets its own module,
+build step); each (dtype, vector width, threads, items) gets its own module,
 compiled on first use and cached by CuPy on disk. Tensors stay torch tensors:
 CuPy sees them through __cuda_array_interface__, without a copy, and the
 kernel runs on torch's current stream.
@@ -32,17 +32,19 @@ _VECTOR_BYTES = 16
 _MAX_THREADS = 256
 _MAX_GRID_Y = 65535
 
-_kernels: dict[tuple[int, int, int, int], cupy.RawKernel] = {}
+_kernels: dict[tuple[int, int, int, int, int], cupy.RawKernel] = {}
 _streams: dict[int, cupy.cuda.ExternalStream] = {}
 
 
-def _kernel(device: int, dtype_code: int, vec: int, threads: int) -> cupy.RawKernel:
+def _kernel(device: int, dtype_code: int, vec: int, threads: int,
+            items: int) -> cupy.RawKernel:
     """The kernel for one configuration, loaded on `device` (the current one)."""
-    key = (device, dtype_code, vec, threads)
+    key = (device, dtype_code, vec, threads, items)
     kernel = _kernels.get(key)
     if kernel is None:
         module = cupy.RawModule(code=_SOURCE, options=(
-            f"-DKPORT_DTYPE={dtype_code}", f"-DKPORT_VEC={vec}", f"-DKPORT_THREADS={threads}"))
+            f"-DKPORT_DTYPE={dtype_code}", f"-DKPORT_VEC={vec}", f"-DKPORT_THREADS={threads}",
+            f"-DKPORT_ITEMS={items}"))
         kernel = _kernels[key] = module.get_function(KERNEL_NAME)
     return kernel
 
@@ -62,11 +64,14 @@ def vector_width(itemsize: int, d: int, strides: tuple[int, ...],
     return vec
 
 
-def plan(d: int, vec: int) -> tuple[int, int]:
-    """(threads, column blocks) for a row of d outputs read `vec` at a time."""
+def plan(d: int, vec: int, itemsize: int) -> tuple[int, int, int]:
+    """(threads, column blocks, vectors a thread) for a row of d outputs read
+    `vec` elements of `itemsize` bytes at a time: a thread holds 16 bytes of
+    each half, in one vector or several narrow ones."""
+    items = max(1, _VECTOR_BYTES // (vec * itemsize))
     n_vecs = d // vec
-    threads = min(_MAX_THREADS, max(32, _next_power_of_2(n_vecs)))
-    return threads, -(-n_vecs // threads)
+    threads = min(_MAX_THREADS, max(32, _next_power_of_2(-(-n_vecs // items))))
+    return threads, -(-n_vecs // (threads * items)), items
 
 
 def _cupy_stream() -> cupy.cuda.Stream | None:
@@ -96,13 +101,13 @@ def silu_and_mul_rows(rows: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
         raise ValueError("silu_and_mul_rows: more than 2**31 - 1 rows or columns")
     vec = vector_width(rows.element_size(), d, (rows.stride(0), out.stride(0)),
                        (rows.data_ptr(), out.data_ptr()))
-    threads, col_blocks = plan(d, vec)
+    threads, col_blocks, items = plan(d, vec, rows.element_size())
     if col_blocks > _MAX_GRID_Y:
         raise ValueError(f"silu_and_mul_rows: d = {d} needs {col_blocks} column blocks "
                          f"(more than {_MAX_GRID_Y})")
     stream = _cupy_stream()
     with cupy.cuda.Device(rows.device.index):
-        kernel = _kernel(rows.device.index, dtype_code, vec, threads)
+        kernel = _kernel(rows.device.index, dtype_code, vec, threads, items)
         # CuPy hands only the base pointers to the kernel; the strides go as
         # arguments.
         src = cupy.asarray(rows.view(view_dtype))
