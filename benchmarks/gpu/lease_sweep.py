@@ -1,9 +1,11 @@
 """Figures of one corpus sweep for the device-lease benchmark (issue 8).
 
-    python3 lease_sweep.py LABEL KPORT_JSON RUNS_DIR
+    python3 lease_sweep.py LABEL KPORT_JSON RUNS_DIR [STOPPED_AFTER_S]
 
 KPORT_JSON is what `kport run --json` printed for the sweep; RUNS_DIR its
---runs-dir. Reads every gate report's measured runs (RunRecord: wall,
+--runs-dir. A sweep stopped at a time limit printed no summary: its wall time
+is then gpu-demo's (summary.json beside RUNS_DIR) or, for a plain `kport
+run`, STOPPED_AFTER_S; the states of its jobs are then unknown. Reads every gate report's measured runs (RunRecord: wall,
 starting, waiting, leased and kernel time) and prints one JSON line:
 the sweep's wall time, the device busy fraction (kernel time of every run,
 L2 flushes included, over the wall time), and the ratio of wall time to
@@ -53,21 +55,31 @@ def by_gate(runs):
 
 def main(argv):
     label, summary_path, runs_dir = argv[1:4]
+    stopped_after = float(argv[4]) if len(argv) > 4 else None
     with open(summary_path, encoding="utf-8") as f:
         text = f.read()
     # The log may hold log lines around the JSON summary. A sweep stopped at
-    # its time limit has none: then the wall time and states come from
-    # gpu-demo's summary.json beside the runs (its jobs cut short INCOMPLETE).
+    # its time limit has none (see the docstring).
     start = text.find('{"jobs": [')
+    demo_summary = os.path.join(os.path.dirname(os.path.abspath(runs_dir)), "summary.json")
     if start >= 0:
         summary, _ = json.JSONDecoder().raw_decode(text[start:])
         summary["complete"] = True
-    else:
-        with open(os.path.join(os.path.dirname(os.path.abspath(runs_dir)), "summary.json"),
-                  encoding="utf-8") as f:
+    elif os.path.exists(demo_summary):
+        with open(demo_summary, encoding="utf-8") as f:
             demo = json.load(f)
         summary = {"wall_s": demo["wall_s"], "complete": False,
                    "jobs": [{"state": j.get("state", "INCOMPLETE")} for j in demo["jobs"]]}
+    elif stopped_after is not None:
+        jobs = [d for d in os.listdir(runs_dir) if os.path.isdir(os.path.join(runs_dir, d))
+                and d != "schemas"]
+        summary = {"wall_s": stopped_after, "complete": False,
+                   "jobs": [{"state": "INCOMPLETE"} for _ in jobs]}
+    else:
+        print(f"lease_sweep: {summary_path} holds no summary (was the sweep stopped?) and "
+              f"there is no {demo_summary}: pass the seconds after which it was stopped",
+              file=sys.stderr)
+        return 2
     runs = list(runs_of(runs_dir))
     wall_s = summary["wall_s"]
     kernel_s = sum(r.get("kernel_ns", 0) for r in runs) / 1e9
