@@ -15,9 +15,9 @@ class ir_policy_files : public ::testing::Test {
 protected:
   void SetUp() override {
     auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("kport_ir_policy_" + std::to_string(::getpid()) + "_" +
-            info->name());
+    dir_ =
+        fs::temp_directory_path() /
+        ("kport_ir_policy_" + std::to_string(::getpid()) + "_" + info->name());
     fs::create_directories(dir_);
   }
   void TearDown() override {

@@ -57,11 +57,15 @@ __device__ __forceinline__ float element(const vec_t& x, int j) {
   float f;
 #  if KPORT_DTYPE == 1
   if (j & 1)
-    asm volatile("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, hi; }"
-                 : "=f"(f) : "r"(x.w[j >> 1]));
+    asm volatile(
+        "{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, hi; }"
+        : "=f"(f)
+        : "r"(x.w[j >> 1]));
   else
-    asm volatile("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, lo; }"
-                 : "=f"(f) : "r"(x.w[j >> 1]));
+    asm volatile(
+        "{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %1; cvt.f32.f16 %0, lo; }"
+        : "=f"(f)
+        : "r"(x.w[j >> 1]));
 #  else
   if (j & 1)
     asm volatile("and.b32 %0, %1, 0xffff0000;" : "=f"(f) : "r"(x.w[j >> 1]));
@@ -73,9 +77,13 @@ __device__ __forceinline__ float element(const vec_t& x, int j) {
 // f[0] is element j, f[1] element j + 1 (the word's high half).
 __device__ __forceinline__ void put(vec_t& y, int j, const float (&f)[kStep]) {
 #  if KPORT_DTYPE == 1
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(y.w[j >> 1]) : "f"(f[1]), "f"(f[0]));
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;"
+      : "=r"(y.w[j >> 1])
+      : "f"(f[1]), "f"(f[0]));
 #  else
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(y.w[j >> 1]) : "f"(f[1]), "f"(f[0]));
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;"
+      : "=r"(y.w[j >> 1])
+      : "f"(f[1]), "f"(f[0]));
 #  endif
 }
 #elif KPORT_DTYPE != 0

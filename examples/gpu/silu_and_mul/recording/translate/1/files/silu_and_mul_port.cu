@@ -114,7 +114,8 @@ extern "C" __global__ void __launch_bounds__(KPORT_THREADS)
       vec_t y;
 #pragma unroll
       for (int j = 0; j < kVec; ++j)
-        y.v[j] = from_float(silu_mul(to_float(gate[i].v[j]), to_float(up[i].v[j])));
+        y.v[j] =
+            from_float(silu_mul(to_float(gate[i].v[j]), to_float(up[i].v[j])));
       dst[v] = y;
     }
   }
