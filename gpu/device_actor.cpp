@@ -160,6 +160,8 @@ void start(actors::device_actor::stateful_pointer<device_state> self,
     // run's timeout; time spent waiting for others is not the run's.
     run->spec.timeout_signal = it->second.overstay;
     run->spec.timeout = std::chrono::milliseconds{0};
+    // Off the holder's CPUs until the grant moves it there.
+    run->spec.cpus = st.opts.other_cpus;
   }
   auto result = run->result;
   auto worker = self->spawn<caf::detached>(
@@ -190,7 +192,10 @@ device(actors::device_actor::stateful_pointer<device_state> self,
   auto limit = st.opts.lease ? st.opts.startup_limit : 1;
   auto dir = st.opts.lease_dir.empty() ? fs::temp_directory_path().string()
                                        : st.opts.lease_dir;
-  if (auto server = lease_server::start(dir, st.desc.name, limit))
+  lease_server::cpu_sets cpus;
+  if (st.opts.lease)
+    cpus = {st.opts.holder_cpus, st.opts.other_cpus};
+  if (auto server = lease_server::start(dir, st.desc.name, limit, cpus))
     st.lease = std::shared_ptr<lease_server>(std::move(*server));
   else
     st.lease_error = server.err().message;

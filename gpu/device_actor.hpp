@@ -30,6 +30,10 @@ struct device_options {
   /// first measured range.
   std::string lease_hold = "work";
   std::string lease_dir; ///< where the lease socket's folder goes
+  /// lease: the CPUs this device's holder runs on, and the ones its other
+  /// processes run on (devices.lease_holder_cpus); empty: no split.
+  std::vector<int> holder_cpus;
+  std::vector<int> other_cpus;
 };
 
 /// State of one device actor.

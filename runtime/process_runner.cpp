@@ -6,7 +6,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,7 +25,7 @@ constexpr std::size_t tail_limit = 64u << 10;
 
 /// Why the child could not exec, reported over a close-on-exec pipe.
 struct start_failure {
-  int step; // 1 = chdir, 2 = exec
+  int step; // 1 = chdir, 2 = exec, 3 = CPU affinity
   int err;
 };
 
@@ -144,6 +146,10 @@ result<process_outcome> run_process(const process_spec& spec,
   }
   int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  for (int c : spec.cpus)
+    CPU_SET(c, &cpus);
 
   auto started = clock::now();
   pid_t pid = ::fork();
@@ -161,7 +167,10 @@ result<process_outcome> run_process(const process_spec& spec,
     ::dup2(out_pipe[1], 1);
     ::dup2(out_pipe[1], 2);
     start_failure f{0, 0};
-    if (cwd && ::chdir(cwd) != 0) {
+    if (!spec.cpus.empty() &&
+        ::sched_setaffinity(0, sizeof(cpus), &cpus) != 0) {
+      f = {3, errno};
+    } else if (cwd && ::chdir(cwd) != 0) {
       f = {1, errno};
     } else {
       ::execvpe(argv[0], argv.data(), envp.data());
@@ -198,6 +207,10 @@ result<process_outcome> run_process(const process_spec& spec,
       return fail(
           error_code::process,
           fmt::format("cannot enter `{}`: {}", spec.cwd, std::strerror(f.err)));
+    if (f.step == 3)
+      return fail(error_code::process,
+                  fmt::format("cannot run `{}` on CPUs {}: {}", spec.argv[0],
+                              fmt::join(spec.cpus, ","), std::strerror(f.err)));
     return fail(error_code::process,
                 fmt::format("cannot run `{}`{}: {}", spec.argv[0],
                             cwd ? fmt::format(" in `{}`", spec.cwd) : "",

@@ -69,11 +69,12 @@ int list_devices(const std::vector<std::string>& files, bool json) {
   auto backend = cfg->devices.backend == "auto" ? (found ? "cuda" : "host")
                                                 : cfg->devices.backend;
   if (json) {
-    std::string out = fmt::format(
-        "{{\"backend\": {}, \"host_slots\": {}, \"lease\": {}, "
-        "\"startup_limit\": {}, ",
-        kport::runtime::json_quote(backend), cfg->devices.host_slots,
-        cfg->devices.lease, cfg->devices.startup_limit);
+    std::string out =
+        fmt::format("{{\"backend\": {}, \"host_slots\": {}, \"lease\": {}, "
+                    "\"startup_limit\": {}, \"lease_holder_cpus\": {}, ",
+                    kport::runtime::json_quote(backend),
+                    cfg->devices.host_slots, cfg->devices.lease,
+                    cfg->devices.startup_limit, cfg->devices.lease_holder_cpus);
     out += "\"cuda\": [";
     if (found)
       for (std::size_t i = 0; i < found->size(); ++i) {
@@ -93,11 +94,15 @@ int list_devices(const std::vector<std::string>& files, bool json) {
     return 0;
   }
   std::printf("backend: %s\n", backend.c_str());
-  if (cfg->devices.lease)
+  if (cfg->devices.lease) {
     std::printf("lease: on, %d processes of a device start side by side, one "
                 "holds it\n",
                 cfg->devices.startup_limit);
-  else
+    if (cfg->devices.lease_holder_cpus > 0)
+      std::printf("lease: %d CPU%s kept for each device's holder\n",
+                  cfg->devices.lease_holder_cpus,
+                  cfg->devices.lease_holder_cpus == 1 ? "" : "s");
+  } else
     std::printf("lease: off, a device runs one process at a time\n");
   if (!found) {
     std::printf("no CUDA devices: %s\nhost backend: %d slot%s\n",

@@ -1,10 +1,12 @@
 #include "runtime/process_runner.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <thread>
 #include <unistd.h>
@@ -113,6 +115,44 @@ TEST(process_runner, a_missing_folder_is_an_error_naming_it) {
   auto out = run_process(p);
   ASSERT_FALSE(out);
   EXPECT_NE(out.err().message.find("/no/such/workspace"), std::string::npos);
+}
+
+/// The CPUs this test may run on.
+std::vector<int> own_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> out;
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set))
+        out.push_back(c);
+  return out;
+}
+
+TEST(process_runner, cpus_confine_the_process_and_what_it_starts) {
+  auto allowed = own_cpus();
+  ASSERT_FALSE(allowed.empty());
+  // What the process runs reads its own list: the set is inherited.
+  auto p = sh("grep Cpus_allowed_list /proc/self/status");
+  p.cpus = {allowed.back()};
+  auto out = run_process(p);
+  ASSERT_TRUE(out) << out.err().message;
+  EXPECT_EQ(out->tail,
+            "Cpus_allowed_list:\t" + std::to_string(allowed.back()) + "\n");
+}
+
+TEST(process_runner, cpus_it_may_not_use_are_an_error_naming_them) {
+  auto allowed = own_cpus();
+  int missing = 0;
+  while (std::find(allowed.begin(), allowed.end(), missing) != allowed.end())
+    ++missing;
+  auto p = sh("true");
+  p.cpus = {missing};
+  auto out = run_process(p);
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.err().message.find("on CPUs " + std::to_string(missing)),
+            std::string::npos)
+      << out.err().message;
 }
 
 TEST(process_runner, a_signal_death_is_reported) {

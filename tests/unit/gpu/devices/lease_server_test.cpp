@@ -5,6 +5,8 @@
 
 #include "gpu/lease_server.hpp"
 
+#include "parked_child.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -62,8 +64,9 @@ private:
   bool connected_ = false;
 };
 
-std::unique_ptr<lease_server> start_server(int limit = 8) {
-  auto s = lease_server::start(::testing::TempDir(), "test:0", limit);
+std::unique_ptr<lease_server> start_server(int limit = 8,
+                                           lease_server::cpu_sets cpus = {}) {
+  auto s = lease_server::start(::testing::TempDir(), "test:0", limit, cpus);
   EXPECT_TRUE(s) << s.err().message;
   return s ? std::move(*s) : nullptr;
 }
@@ -120,6 +123,33 @@ TEST(lease_server_test, release_passes_the_device_on_and_pair_order_holds) {
   a.send("release");
   EXPECT_EQ(b.read_line(), "grant");
   EXPECT_EQ(server->grant_log(), (std::vector<std::uint64_t>{1, 2}));
+}
+
+TEST(lease_server_test,
+     the_holder_moves_onto_its_cpus_and_the_others_off_them) {
+  auto allowed = allowed_cpus();
+  if (allowed.size() < 2)
+    GTEST_SKIP() << "needs two CPUs to split, this process may use "
+                 << allowed.size();
+  lease_server::cpu_sets cpus{{allowed.back()},
+                              {allowed.begin(), allowed.end() - 1}};
+  auto server = start_server(8, cpus);
+  ASSERT_TRUE(server);
+  server->admit(run(1, "a"));
+  server->admit(run(2, "b"));
+  test::parked_child first, second; // the runs' processes, on all CPUs
+  client a{server->path()};
+  a.send("wait 1 " + std::to_string(first.pid()));
+  ASSERT_EQ(a.read_line(), "grant");
+  EXPECT_EQ(*thread_cpus(first.pid()), cpus.holder);
+  client b{server->path()};
+  b.send("wait 2 " + std::to_string(second.pid()));
+  EXPECT_FALSE(b.answered_within(100));
+  a.send("release");
+  ASSERT_EQ(b.read_line(), "grant");
+  EXPECT_EQ(*thread_cpus(second.pid()), cpus.holder);
+  EXPECT_EQ(*thread_cpus(first.pid()), cpus.others)
+      << "the last holder still runs beside the new one's measurement";
 }
 
 TEST(lease_server_test, unknown_runs_and_garbage_are_refused) {
