@@ -28,10 +28,12 @@ struct measured_run {
 struct run_result {
   runtime::process_outcome outcome;
   std::vector<gpu::trace> traces;
-  std::string trace_error;        ///< why the traces could not be read, if so
-  std::string device;             ///< which device ran it
-  std::string backend;            ///< "host" or "cuda"
-  gpu::clock_sample clock_before; ///< cuda: SM clock around the run
+  std::string trace_error; ///< why the traces could not be read, if so
+  std::string device;      ///< which device ran it
+  std::string backend;     ///< "host" or "cuda"
+  /// cuda: SM clock as the run got the device (under the lease, at its
+  /// grant; else at its start) and after it ended.
+  gpu::clock_sample clock_before;
   gpu::clock_sample clock_after;
   gpu::lease_times lease;     ///< queued, starting, waiting, leased time
   std::int64_t kernel_ns = 0; ///< cuda: the device time of every kernel

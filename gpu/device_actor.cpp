@@ -121,6 +121,8 @@ void finish(actors::device_actor::stateful_pointer<device_state> self,
   if (it == st.runs.end())
     return;
   auto overstay = st.lease->overstay_reason(id);
+  if (auto c = st.lease->clock_at_grant(id); c && reply.result)
+    result->clock_before = *c;
   auto [times, next] = st.lease->end(id);
   if (reply.result) {
     result->lease = times;
@@ -193,9 +195,17 @@ device(actors::device_actor::stateful_pointer<device_state> self,
   auto dir = st.opts.lease_dir.empty() ? fs::temp_directory_path().string()
                                        : st.opts.lease_dir;
   lease_server::cpu_sets cpus;
-  if (st.opts.lease)
+  lease_server::clock_reader read_clock;
+  if (st.opts.lease) {
     cpus = {st.opts.holder_cpus, st.opts.other_cpus};
-  if (auto server = lease_server::start(dir, st.desc.name, limit, cpus))
+    if (st.desc.backend == "cuda")
+      read_clock = [uuid = st.desc.uuid]() -> std::optional<clock_sample> {
+        auto c = sample_clock(uuid);
+        return c ? std::optional<clock_sample>{*c} : std::nullopt;
+      };
+  }
+  if (auto server = lease_server::start(dir, st.desc.name, limit, cpus,
+                                        std::move(read_clock)))
     st.lease = std::shared_ptr<lease_server>(std::move(*server));
   else
     st.lease_error = server.err().message;

@@ -43,6 +43,8 @@ struct lease_server::impl {
     bool on_holder_cpus = false;
   };
   std::map<int, asker> askers;
+  clock_reader read_clock;
+  std::map<std::uint64_t, clock_sample> clock_at_grant;
   std::thread thread;
 
   explicit impl(int startup_limit)
@@ -91,6 +93,11 @@ struct lease_server::impl {
       if (auto h = order.holder()) {
         grant_log.push_back(*h);
         place_on_cpus(*h);
+        // The clock a run measures at is the one it finds as it gets the
+        // device, not the one at its start (seconds earlier, maybe idle).
+        if (read_clock && !clock_at_grant.contains(*h))
+          if (auto c = read_clock())
+            clock_at_grant[*h] = *c;
       }
       send_line(fd, "grant");
     }
@@ -215,10 +222,11 @@ lease_server::lease_server(std::unique_ptr<impl> self)
 
 result<std::unique_ptr<lease_server>>
 lease_server::start(const std::string& dir, const std::string& device,
-                    int startup_limit, cpu_sets cpus) {
+                    int startup_limit, cpu_sets cpus, clock_reader read_clock) {
   auto self = std::make_unique<impl>(std::max(1, startup_limit));
   self->device = device;
   self->cpus = std::move(cpus);
+  self->read_clock = std::move(read_clock);
   // A private folder: only this user can reach the socket.
   auto pattern = (fs::path{dir} / "kport-lease-XXXXXX").string();
   if (!::mkdtemp(pattern.data()))
@@ -283,9 +291,19 @@ lease_server::end(std::uint64_t run) {
   auto t = impl_->order.end(run, now);
   impl_->runs.erase(run);
   impl_->overstayed.erase(run);
+  impl_->clock_at_grant.erase(run);
   auto out = impl_->order.to_start(now);
   impl_->wake();
   return {t, out};
+}
+
+std::optional<clock_sample>
+lease_server::clock_at_grant(std::uint64_t run) const {
+  std::lock_guard<std::mutex> lock{impl_->mu};
+  auto it = impl_->clock_at_grant.find(run);
+  if (it == impl_->clock_at_grant.end())
+    return std::nullopt;
+  return it->second;
 }
 
 std::string lease_server::overstay_reason(std::uint64_t run) const {

@@ -1,13 +1,16 @@
 #pragma once
 
 #include "gpu/cpu_split.hpp"
+#include "gpu/cuda_probe.hpp"
 #include "gpu/lease_order.hpp"
 #include "runtime/cancel_token.hpp"
 #include "runtime/error.hpp"
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,11 +48,13 @@ public:
     std::vector<int> others;
   };
 
+  /// Reads the device's clock; called as a run gets the device.
+  using clock_reader = std::function<std::optional<clock_sample>()>;
+
   /// Listens on a fresh socket in a private folder under `dir`.
-  static result<std::unique_ptr<lease_server>> start(const std::string& dir,
-                                                     const std::string& device,
-                                                     int startup_limit,
-                                                     cpu_sets cpus = {});
+  static result<std::unique_ptr<lease_server>>
+  start(const std::string& dir, const std::string& device, int startup_limit,
+        cpu_sets cpus = {}, clock_reader read_clock = {});
 
   ~lease_server();
   lease_server(const lease_server&) = delete;
@@ -63,6 +68,10 @@ public:
 
   /// A run's processes are gone; returns its times and the runs to start.
   std::pair<lease_times, std::vector<std::uint64_t>> end(std::uint64_t run);
+
+  /// The device's clock when the run first got the device (read_clock's),
+  /// until end(); nothing before the grant or without a clock reader.
+  std::optional<clock_sample> clock_at_grant(std::uint64_t run) const;
 
   /// Why the run was ended by the lease, if it was.
   std::string overstay_reason(std::uint64_t run) const;

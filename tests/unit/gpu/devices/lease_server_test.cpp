@@ -152,6 +152,35 @@ TEST(lease_server_test,
       << "the last holder still runs beside the new one's measurement";
 }
 
+TEST(lease_server_test, the_clock_is_read_as_a_run_gets_the_device) {
+  std::atomic<unsigned> mhz{1000};
+  auto s = lease_server::start(::testing::TempDir(), "test:0", 8, {},
+                               [&]() -> std::optional<clock_sample> {
+                                 clock_sample c;
+                                 c.sm_clock_mhz = mhz.load();
+                                 return c;
+                               });
+  ASSERT_TRUE(s) << s.err().message;
+  auto& server = *s;
+  server->admit(run(1, "a"));
+  server->admit(run(2, "b"));
+  client a{server->path()};
+  a.send("wait 1 1");
+  ASSERT_EQ(a.read_line(), "grant");
+  mhz = 1980; // the device clocked up while run 1 held it
+  client b{server->path()};
+  b.send("wait 2 2");
+  EXPECT_FALSE(server->clock_at_grant(2)) << "read before run 2 got the device";
+  a.send("release");
+  ASSERT_EQ(b.read_line(), "grant");
+  ASSERT_TRUE(server->clock_at_grant(1));
+  EXPECT_EQ(server->clock_at_grant(1)->sm_clock_mhz, 1000u);
+  ASSERT_TRUE(server->clock_at_grant(2));
+  EXPECT_EQ(server->clock_at_grant(2)->sm_clock_mhz, 1980u);
+  server->end(1);
+  EXPECT_FALSE(server->clock_at_grant(1)) << "kept after the run ended";
+}
+
 TEST(lease_server_test, unknown_runs_and_garbage_are_refused) {
   auto server = start_server();
   ASSERT_TRUE(server);
