@@ -29,15 +29,8 @@ std::optional<cpu_split> split_cpus(const std::vector<int>& allowed,
 }
 
 std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> out;
-  if (::sched_getaffinity(0, sizeof(set), &set) != 0)
-    return out;
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set))
-      out.push_back(c);
-  return out;
+  auto cpus = thread_cpus(0);
+  return cpus ? std::move(*cpus) : std::vector<int>{};
 }
 
 result<int> set_process_cpus(int pid, const std::vector<int>& cpus) {

@@ -30,7 +30,8 @@ std::vector<int> allowed_cpus();
 /// an error.
 result<int> set_process_cpus(int pid, const std::vector<int>& cpus);
 
-/// The CPUs thread `tid` (a pid names its main thread) may run on, ascending.
+/// The CPUs thread `tid` (a pid names its main thread, 0 the calling
+/// thread) may run on, ascending.
 result<std::vector<int>> thread_cpus(int tid);
 
 } // namespace kport::gpu

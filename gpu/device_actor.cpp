@@ -19,7 +19,15 @@ struct prepared_run {
   runtime::process_spec spec;
   std::string trace_dir;
   std::shared_ptr<gates::run_result> result;
+  /// The lease reads the clock as the run gets the device: no reading at
+  /// its start.
+  bool clock_at_grant = false;
 };
+
+/// Whether the device's lease reads the SM clock as a run gets the device.
+bool clock_read_at_grant(const device_state& st) {
+  return st.opts.lease && st.desc.backend == "cuda";
+}
 
 /// The variables a measured run gets from its device, and nothing else may
 /// set: the injection library, where traces go, which GPU, the lease.
@@ -62,7 +70,7 @@ actors::run_reply run_process_measured(const prepared_run& run,
   result->device = run.desc.name;
   result->backend = run.desc.backend;
   bool cuda = run.desc.backend == "cuda";
-  if (cuda)
+  if (cuda && !run.clock_at_grant)
     if (auto c = sample_clock(run.desc.uuid))
       result->clock_before = *c;
   auto out = runtime::run_process(run.spec, cancel);
@@ -151,6 +159,7 @@ void start(actors::device_actor::stateful_pointer<device_state> self,
   run->trace_dir = req.run->trace_dir;
   run->spec = req.run->process;
   run->result = std::make_shared<gates::run_result>();
+  run->clock_at_grant = clock_read_at_grant(st);
   auto env = device_env(st, run->trace_dir, id);
   std::erase_if(run->spec.unset_env, [&](auto& k) {
     return std::any_of(env.begin(), env.end(),
@@ -196,14 +205,13 @@ device(actors::device_actor::stateful_pointer<device_state> self,
                                        : st.opts.lease_dir;
   lease_server::cpu_sets cpus;
   lease_server::clock_reader read_clock;
-  if (st.opts.lease) {
+  if (st.opts.lease)
     cpus = {st.opts.holder_cpus, st.opts.other_cpus};
-    if (st.desc.backend == "cuda")
-      read_clock = [uuid = st.desc.uuid]() -> std::optional<clock_sample> {
-        auto c = sample_clock(uuid);
-        return c ? std::optional<clock_sample>{*c} : std::nullopt;
-      };
-  }
+  if (clock_read_at_grant(st))
+    read_clock = [uuid = st.desc.uuid]() -> std::optional<clock_sample> {
+      auto c = sample_clock(uuid);
+      return c ? std::optional<clock_sample>{*c} : std::nullopt;
+    };
   if (auto server = lease_server::start(dir, st.desc.name, limit, cpus,
                                         std::move(read_clock)))
     st.lease = std::shared_ptr<lease_server>(std::move(*server));

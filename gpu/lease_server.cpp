@@ -111,7 +111,9 @@ struct lease_server::impl {
       return;
     for (auto& [fd, a] : askers) {
       bool holds = a.run == holder;
-      if (a.on_holder_cpus == holds && !holds)
+      // Processes start on the others' CPUs: only one that held them, or
+      // holds them now, needs moving.
+      if (!holds && !a.on_holder_cpus)
         continue;
       auto moved = set_process_cpus(a.pid, holds ? cpus.holder : cpus.others);
       if (moved)

@@ -5,8 +5,9 @@
 KPORT_JSON is what `kport run --json` printed for the sweep; RUNS_DIR its
 --runs-dir. A sweep stopped at a time limit printed no summary: its wall time
 is then gpu-demo's (summary.json beside RUNS_DIR) or, for a plain `kport
-run`, STOPPED_AFTER_S; the states of its jobs are then unknown. Reads every gate report's measured runs (RunRecord: wall,
-starting, waiting, leased and kernel time) and prints one JSON line:
+run`, STOPPED_AFTER_S; the states of its jobs are then unknown. Reads every
+gate report's measured runs (RunRecord: wall, starting, waiting, leased and
+kernel time) and prints one JSON line:
 the sweep's wall time, the device busy fraction (kernel time of every run,
 L2 flushes included, over the wall time), and the ratio of wall time to
 (slowest start-up + sum of GPU phases), where a run's GPU phase is the time

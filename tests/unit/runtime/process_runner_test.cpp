@@ -1,12 +1,13 @@
 #include "runtime/process_runner.hpp"
 
+#include "gpu/cpu_split.hpp"
+
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <poll.h>
-#include <sched.h>
 #include <sys/syscall.h>
 #include <thread>
 #include <unistd.h>
@@ -117,20 +118,10 @@ TEST(process_runner, a_missing_folder_is_an_error_naming_it) {
   EXPECT_NE(out.err().message.find("/no/such/workspace"), std::string::npos);
 }
 
-/// The CPUs this test may run on.
-std::vector<int> own_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> out;
-  if (::sched_getaffinity(0, sizeof(set), &set) == 0)
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &set))
-        out.push_back(c);
-  return out;
-}
+using gpu::allowed_cpus;
 
 TEST(process_runner, cpus_confine_the_process_and_what_it_starts) {
-  auto allowed = own_cpus();
+  auto allowed = allowed_cpus();
   ASSERT_FALSE(allowed.empty());
   // What the process runs reads its own list: the set is inherited.
   auto p = sh("grep Cpus_allowed_list /proc/self/status");
@@ -142,7 +133,7 @@ TEST(process_runner, cpus_confine_the_process_and_what_it_starts) {
 }
 
 TEST(process_runner, cpus_it_may_not_use_are_an_error_naming_them) {
-  auto allowed = own_cpus();
+  auto allowed = allowed_cpus();
   int missing = 0;
   while (std::find(allowed.begin(), allowed.end(), missing) != allowed.end())
     ++missing;
