@@ -52,7 +52,7 @@ PORT_KERNEL = "{op}_port_kernel"
 def workspace(op: str, sources: list[pathlib.Path]) -> pathlib.Path:
     """A folder with the files of `sources` (later ones win), as the replay
     agent would leave the job's workspace."""
-    ws = pathlib.Path(tempfile.mkdtemp(prefix=f"norm-variant-{op}-"))
+    ws = pathlib.Path(tempfile.mkdtemp(prefix=f"port-variant-{op}-"))
     for src in sources:
         for f in src.iterdir():
             if f.is_file():
@@ -105,33 +105,29 @@ def plan_sixteen_per_thread(port):
 
 
 def variants(op: str, baseline: pathlib.Path | None):
-    """name -> (callable, kernel glob)."""
-    out = {}
+    """name -> the op's callable, each from its own copy of the port module:
+    the recorded port, for the norms also with plan or NVRTC options
+    overridden, and the port in `baseline` (an earlier attempt's files)."""
+    tweaks = {"recorded": lambda port: None}
+    if op in NORMS:
+        tweaks.update({
+            "minblocks2": lambda port: setattr(port, "EXTRA_OPTIONS",
+                                               ("-DKPORT_MIN_BLOCKS=2",)),
+            "threads_x2": lambda port: setattr(port, "plan", plan_threads_times(port, 2)),
+            "threads_x2_short": lambda port: setattr(
+                port, "plan", plan_threads_times(port, 2, up_to=4096)),
+            "sixteen_per_thread": lambda port: setattr(port, "plan",
+                                                       plan_sixteen_per_thread(port)),
+        })
     ws = recorded_workspace(op)
-    impl, _ = load_port(op, ws)
-    out["recorded"] = getattr(impl, op)
-    if op not in NORMS:
-        return add_baseline(op, out, baseline)
-    impl, port = load_port(op, ws)
-    port.EXTRA_OPTIONS = ("-DKPORT_MIN_BLOCKS=2",)
-    out["minblocks2"] = getattr(impl, op)
-    impl, port = load_port(op, ws)
-    port.plan = plan_threads_times(port, 2)
-    out["threads_x2"] = getattr(impl, op)
-    impl, port = load_port(op, ws)
-    port.plan = plan_threads_times(port, 2, up_to=4096)
-    out["threads_x2_short"] = getattr(impl, op)
-    impl, port = load_port(op, ws)
-    port.plan = plan_sixteen_per_thread(port)
-    out["sixteen_per_thread"] = getattr(impl, op)
-    return add_baseline(op, out, baseline)
-
-
-def add_baseline(op: str, out: dict, baseline: pathlib.Path | None) -> dict:
-    """`out` and the port in `baseline` (an earlier attempt's files) as "baseline"."""
+    out = {}
+    for name, tweak in tweaks.items():
+        impl, port = load_port(op, ws)
+        tweak(port)
+        out[name] = getattr(impl, op)
     if baseline is not None:
-        rec = GPU / op / "recording"
-        impl, _ = load_port(op, workspace(op, [baseline, rec / "integrate/1/files", baseline]))
+        integrate = GPU / op / "recording" / "integrate/1/files"
+        impl, _ = load_port(op, workspace(op, [integrate, baseline]))
         out["baseline"] = getattr(impl, op)
     return out
 
