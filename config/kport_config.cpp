@@ -69,6 +69,7 @@ kport_config decode(toml::table& merged) {
     c.devices.startup_limit =
         positive(r, "startup_limit", c.devices.startup_limit);
     c.devices.lease_hold = r.string("lease_hold", c.devices.lease_hold);
+    c.devices.lease_quiet = r.boolean("lease_quiet", c.devices.lease_quiet);
     if (c.devices.lease_hold != "init" && c.devices.lease_hold != "work")
       r.fail_at("lease_hold", "must be \"init\" or \"work\"");
     c.devices.lease_holder_cpus =

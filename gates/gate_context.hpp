@@ -22,6 +22,9 @@ struct measured_run {
   std::string trace_dir; ///< KPORT_TRACE_DIR of the run
   std::string pair_key;  ///< runs of one pair share a device
   int seq = 0;           ///< order of the pair's runs on the device (A B A B)
+  /// Its timings are the result (a bench): under the lease nothing starts
+  /// up on its device while it waits for the device or holds it.
+  bool quiet = false;
 };
 
 /// How a measured run ended, with the traces its processes wrote.

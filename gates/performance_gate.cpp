@@ -100,6 +100,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
       run.trace_dir = (dir / "traces" / name).string();
       run.pair_key = ctx.job;
       run.seq = static_cast<int>(runs.size());
+      run.quiet = true;
       auto& argv =
           s == side::reference ? spec.reference.bench : spec.target.bench;
       run.process = side_process(ctx, s, argv, (dir / (name + ".log")).string(),

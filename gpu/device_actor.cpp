@@ -232,6 +232,7 @@ device(actors::device_actor::stateful_pointer<device_state> self,
         info.id = id;
         info.pair = req.run->pair_key;
         info.seq = req.run->seq;
+        info.quiet = st.opts.lease_quiet && req.run->quiet;
         if (st.opts.lease) {
           info.timeout = req.run->process.timeout;
           info.overstay = overstay;

@@ -29,6 +29,8 @@ struct device_options {
   /// (its first launch, copy or memset); host processes wait at their
   /// first measured range.
   std::string lease_hold = "work";
+  /// lease: a quiet run (a bench) holds the device with nothing starting.
+  bool lease_quiet = true;
   std::string lease_dir; ///< where the lease socket's folder goes
   /// lease: the CPUs this device's holder runs on, and the ones its other
   /// processes run on (devices.lease_holder_cpus); empty: no split.

@@ -47,10 +47,11 @@ void lease_order::enter(entry& e, lease_phase p, clock::time_point now) {
 }
 
 void lease_order::admit(std::uint64_t run, std::string pair, int seq,
-                        clock::time_point now) {
+                        clock::time_point now, bool quiet) {
   entry e;
   e.pair = std::move(pair);
   e.seq = seq;
+  e.quiet = quiet;
   e.arrival = arrivals_++;
   e.since = now;
   runs_[run] = std::move(e);
@@ -63,7 +64,22 @@ int lease_order::alive() const {
       }));
 }
 
+bool lease_order::any(lease_phase p) const {
+  return std::any_of(runs_.begin(), runs_.end(),
+                     [p](auto& kv) { return kv.second.phase == p; });
+}
+
+bool lease_order::quiet_pending() const {
+  return std::any_of(runs_.begin(), runs_.end(), [](auto& kv) {
+    return kv.second.quiet && (kv.second.phase == lease_phase::waiting ||
+                               kv.second.phase == lease_phase::leased);
+  });
+}
+
 std::vector<std::uint64_t> lease_order::to_start(clock::time_point now) {
+  // Starting now would either run beside a measurement or put it off.
+  if (quiet_pending())
+    return {};
   std::vector<std::pair<std::uint64_t, std::uint64_t>> queued; // arrival, run
   for (auto& [id, e] : runs_)
     if (e.phase == lease_phase::queued)
@@ -146,9 +162,10 @@ std::vector<int> lease_order::grants(clock::time_point now) {
   }
   const entry* best = nullptr;
   std::uint64_t best_id = 0;
+  const bool starting = any(lease_phase::starting);
   for (auto& [id, e] : runs_)
     if (e.phase == lease_phase::waiting && eligible(id, e) &&
-        (!best || e.arrival < best->arrival)) {
+        !(e.quiet && starting) && (!best || e.arrival < best->arrival)) {
       best = &e;
       best_id = id;
     }

@@ -47,6 +47,12 @@ struct lease_counts {
 /// - The lease goes to the earliest waiting run whose pair has no earlier
 ///   run that still could use the device: the A B A B order of a job's
 ///   bench runs holds however their start-ups race.
+/// - A quiet run (a bench: its timings are the result) gets the lease only
+///   while no run of the device is starting, and while it waits or holds
+///   the lease no run starts: nothing starts up beside a measurement (on
+///   the H200, start-ups beside a bench widened its rounds' spread 2.6x,
+///   benchmarks/results/h200-2026-12-03). Until then other waiting runs may
+///   hold the device before it (never before an earlier run of their pair).
 /// - A run holds the lease until every process of it that asked released it
 ///   or closed its connection, or the run ended.
 class lease_order {
@@ -56,9 +62,10 @@ public:
   explicit lease_order(int startup_limit)
       : startup_limit_(startup_limit) {}
 
-  /// A run arrived; `seq` orders the runs of one `pair`.
+  /// A run arrived; `seq` orders the runs of one `pair`; a `quiet` run
+  /// holds the device with nothing starting beside it.
   void admit(std::uint64_t run, std::string pair, int seq,
-             clock::time_point now);
+             clock::time_point now, bool quiet = false);
 
   /// Runs to start now (queued → starting), in order.
   std::vector<std::uint64_t> to_start(clock::time_point now);
@@ -87,6 +94,7 @@ private:
   struct entry {
     std::string pair;
     int seq = 0;
+    bool quiet = false;
     std::uint64_t arrival = 0;
     lease_phase phase = lease_phase::queued;
     clock::time_point since;
@@ -98,6 +106,8 @@ private:
   void enter(entry& e, lease_phase p, clock::time_point now);
   bool eligible(std::uint64_t run, const entry& e) const;
   int alive() const;
+  bool any(lease_phase p) const;
+  bool quiet_pending() const;
 
   int startup_limit_;
   std::uint64_t arrivals_ = 0;

@@ -279,7 +279,7 @@ lease_server::~lease_server() {
 std::vector<std::uint64_t> lease_server::admit(run_info run) {
   std::lock_guard<std::mutex> lock{impl_->mu};
   auto now = clock::now();
-  impl_->order.admit(run.id, run.pair, run.seq, now);
+  impl_->order.admit(run.id, run.pair, run.seq, now, run.quiet);
   impl_->runs[run.id] = std::move(run);
   auto out = impl_->order.to_start(now);
   impl_->wake();

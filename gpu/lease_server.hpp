@@ -36,6 +36,7 @@ public:
     std::uint64_t id = 0;
     std::string pair;
     int seq = 0;
+    bool quiet = false; ///< a bench: nothing starts while it waits or holds
     /// The longest the run may start up, and hold the lease; 0: no bound.
     std::chrono::milliseconds timeout{0};
     /// Fired when the run overstays: the process runner kills its group.

@@ -201,6 +201,7 @@ result<std::unique_ptr<engine>> engine::start(config::kport_config cfg,
   dev_opts.lease = p->cfg->devices.lease;
   dev_opts.startup_limit = p->cfg->devices.startup_limit;
   dev_opts.lease_hold = p->cfg->devices.lease_hold;
+  dev_opts.lease_quiet = p->cfg->devices.lease_quiet;
   auto split = holder_cpu_split(p->cfg->devices, devices->size());
   for (std::size_t i = 0; i < devices->size(); ++i) {
     auto opts = dev_opts;

@@ -20,8 +20,27 @@ namespace fs = std::filesystem;
 /// Per bench process: from its first measured range's start to its last's end.
 struct window {
   std::uint64_t start = 0, end = 0;
-  std::string who;
+  std::string who; ///< attempt folder / run name
 };
+
+/// When each bench process started (its log's `started <ns>` line).
+std::vector<window> bench_starts(const std::string& evidence) {
+  std::vector<window> out;
+  for (auto& attempt : attempt_dirs(evidence, "performance"))
+    for (auto& f : fs::directory_iterator(attempt)) {
+      if (f.path().extension() != ".log" ||
+          !f.path().filename().string().starts_with("bench-"))
+        continue;
+      std::ifstream in{f.path()};
+      std::string word;
+      std::uint64_t ns = 0;
+      in >> word >> ns;
+      EXPECT_EQ(word, "started") << f.path();
+      auto who = (fs::path{attempt} / f.path().stem()).string();
+      out.push_back({ns, ns, who});
+    }
+  return out;
+}
 
 std::vector<window> measured_windows(const std::string& evidence) {
   std::vector<window> out;
@@ -35,7 +54,8 @@ std::vector<window> measured_windows(const std::string& evidence) {
       if (!all)
         continue;
       for (auto& t : *all) {
-        window w{UINT64_MAX, 0, run.path().string()};
+        window w{UINT64_MAX, 0,
+                 (fs::path{attempt} / run.path().filename()).string()};
         for (auto& r : t.ranges)
           if (r.name.starts_with("kport:") && r.closed) {
             w.start = std::min(w.start, r.start_ns);
@@ -98,6 +118,28 @@ TEST_F(lease_test, measured_ranges_of_processes_sharing_a_slot_never_overlap) {
   EXPECT_TRUE(devices_[0].lease);
   EXPECT_GT(devices_[0].leased_s, 0.0);
   EXPECT_EQ(devices_[0].runs, 3 * (1 + 4)) << "a test and 4 benches a job";
+}
+
+TEST_F(lease_test, no_bench_starts_while_another_bench_measures) {
+  // Three jobs' benches: the second and third jobs' start while the first's
+  // hold the slot, unless the lease keeps them quiet (the default).
+  auto results = run_jobs(
+      "[devices]\nhost_slots = 1\nlease = true\nstartup_limit = 4\n", 3);
+  ASSERT_EQ(results.size(), 3u);
+  std::vector<window> windows, starts;
+  for (auto& r : results) {
+    EXPECT_EQ(r.state, "ACCEPTED") << describe(r);
+    auto w = measured_windows(r.evidence);
+    auto s = bench_starts(r.evidence);
+    EXPECT_EQ(w.size(), 4u) << r.evidence;
+    EXPECT_EQ(s.size(), 4u) << r.evidence;
+    windows.insert(windows.end(), w.begin(), w.end());
+    starts.insert(starts.end(), s.begin(), s.end());
+  }
+  for (auto& s : starts)
+    for (auto& w : windows)
+      EXPECT_FALSE(s.who != w.who && w.start < s.start && s.start < w.end)
+          << s.who << " started while " << w.who << " measured";
 }
 
 TEST_F(lease_test, the_holder_measures_on_its_own_cpus) {

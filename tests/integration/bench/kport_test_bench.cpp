@@ -4,7 +4,8 @@
 // "kport:<config>" the performance gate times. `--iterations=N` sets the
 // count (default 15). Prints a short human summary, nothing like a test
 // summary, with the CPUs the bench ran its config on (the lease may move
-// its holder onto CPUs of its own).
+// its holder onto CPUs of its own). Its first line, `started <ns>`, is
+// when it started on CLOCK_MONOTONIC, the clock of the trace's ranges.
 #include <nvtx3/nvToolsExt.h>
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <sched.h>
 #include <string>
+#include <time.h>
 #include <vector>
 
 namespace {
@@ -43,6 +45,9 @@ std::string cpu_list() {
 } // namespace
 
 int main(int argc, char** argv) {
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  std::printf("started %lld\n", now.tv_sec * 1'000'000'000LL + now.tv_nsec);
   int iterations = 15;
   std::vector<bench_config> configs;
   for (int i = 1; i < argc; ++i) {

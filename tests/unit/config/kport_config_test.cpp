@@ -50,6 +50,19 @@ TEST(kport_config, wrong_type_names_file_line_and_key) {
       << cfg.err().message;
 }
 
+TEST(kport_config, the_lease_is_quiet_by_default_and_can_be_made_loud) {
+  auto cfg = load_config({});
+  ASSERT_TRUE(cfg) << cfg.err().message;
+  EXPECT_TRUE(cfg->devices.lease_quiet);
+  cfg = load_config_text("[devices]\nlease_quiet = false\n", "user.toml");
+  ASSERT_TRUE(cfg) << cfg.err().message;
+  EXPECT_FALSE(cfg->devices.lease_quiet);
+  cfg = load_config_text("[devices]\nlease_quiet = 1\n", "user.toml");
+  ASSERT_FALSE(cfg);
+  EXPECT_NE(cfg.err().message.find("devices.lease_quiet"), std::string::npos)
+      << cfg.err().message;
+}
+
 TEST(kport_config, lease_holder_cpus_is_off_by_default_and_never_negative) {
   auto cfg = load_config({});
   ASSERT_TRUE(cfg) << cfg.err().message;

@@ -139,9 +139,55 @@ TEST_F(lease_order_test, times_add_up_per_phase) {
   EXPECT_EQ(c.total.queued_ns, 14'000'000);
 }
 
-// Random arrivals, start-ups and exits over several pairs: never two
-// holders, every pair's grants in seq order, and every run ends (no
-// deadlock: some run can always make progress).
+TEST_F(lease_order_test,
+       a_quiet_run_holds_the_device_only_when_nothing_starts) {
+  lease_order o{4};
+  o.admit(1, "bench", 0, now, true);
+  o.admit(2, "tests", 0, now);
+  o.admit(3, "ir", 0, now);
+  EXPECT_EQ(o.to_start(now), (std::vector<std::uint64_t>{1, 2, 3}));
+  o.wait(1, 10, now);
+  EXPECT_TRUE(o.grants(now).empty()) << "granted beside two start-ups";
+  o.wait(2, 20, now);
+  EXPECT_EQ(o.grants(now), (std::vector<int>{20}))
+      << "a run that is not quiet may use the device meanwhile";
+  o.end(2, now);
+  EXPECT_TRUE(o.grants(now).empty()) << "run 3 still starts up";
+  o.end(3, now); // never asked for the device
+  EXPECT_EQ(o.grants(now), (std::vector<int>{10}));
+}
+
+TEST_F(lease_order_test, nothing_starts_while_a_quiet_run_waits_or_holds) {
+  lease_order o{2};
+  o.admit(1, "bench", 0, now, true);
+  o.admit(2, "bench", 1, now, true);
+  o.admit(3, "other", 0, now);
+  EXPECT_EQ(o.to_start(now), (std::vector<std::uint64_t>{1, 2}));
+  o.wait(1, 10, now);
+  o.end(2, now); // a slot is free, but run 1 waits for the device
+  EXPECT_TRUE(o.to_start(now).empty());
+  EXPECT_EQ(o.grants(now), (std::vector<int>{10}));
+  EXPECT_TRUE(o.to_start(now).empty()) << "started beside a measurement";
+  o.release(10, now); // its measured part is over
+  EXPECT_EQ(o.to_start(now), (std::vector<std::uint64_t>{3}));
+}
+
+TEST_F(lease_order_test, a_run_that_is_not_quiet_starts_beside_the_holder) {
+  lease_order o{2};
+  o.admit(1, "tests", 0, now);
+  o.admit(2, "ir", 0, now);
+  o.admit(3, "ir2", 0, now);
+  o.to_start(now);
+  o.wait(1, 10, now);
+  EXPECT_EQ(o.grants(now), (std::vector<int>{10}));
+  o.end(2, now);
+  EXPECT_EQ(o.to_start(now), (std::vector<std::uint64_t>{3}));
+}
+
+// Random arrivals, start-ups and exits over several pairs, half the runs
+// quiet: never two holders, nothing starting while a quiet run holds, every
+// pair's grants in seq order, and every run ends (no deadlock: some run can
+// always make progress).
 TEST_F(lease_order_test, random_schedules_keep_one_holder_and_pair_order) {
   std::mt19937 rng{7};
   for (int trial = 0; trial < 300; ++trial) {
@@ -149,7 +195,7 @@ TEST_F(lease_order_test, random_schedules_keep_one_holder_and_pair_order) {
     std::map<std::uint64_t, std::pair<std::string, int>> info;
     std::map<std::string, int> next_seq, last_granted;
     std::uint64_t next_run = 1;
-    std::set<std::uint64_t> started, waiting, holding;
+    std::set<std::uint64_t> started, waiting, holding, quiet_runs;
     int conn_of = 0;
     std::map<int, std::uint64_t> conn_run;
     int steps = 0;
@@ -163,7 +209,10 @@ TEST_F(lease_order_test, random_schedules_keep_one_holder_and_pair_order) {
           auto pair = "p" + std::to_string(rng() % 3);
           auto seq = next_seq[pair]++;
           info[next_run] = {pair, seq};
-          o.admit(next_run++, pair, seq, now);
+          bool quiet = rng() % 2;
+          if (quiet)
+            quiet_runs.insert(next_run);
+          o.admit(next_run++, pair, seq, now, quiet);
         }
         break;
       case 1: // a started run reaches its hold point
@@ -207,6 +256,11 @@ TEST_F(lease_order_test, random_schedules_keep_one_holder_and_pair_order) {
         last_granted[pair] = seq;
       }
       ASSERT_LE(holding.size(), 1u) << "two holders in trial " << trial;
+      if (auto h = o.holder(); h && quiet_runs.contains(*h))
+        for (auto& [r, i] : info)
+          ASSERT_NE(o.phase(r), lease_phase::starting)
+              << "run " << r << " starts beside quiet run " << *h
+              << " in trial " << trial;
     }
     EXPECT_TRUE(info.empty()) << "trial " << trial << ": runs never ended";
   }
