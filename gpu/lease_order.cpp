@@ -64,9 +64,11 @@ int lease_order::alive() const {
       }));
 }
 
-bool lease_order::any(lease_phase p) const {
-  return std::any_of(runs_.begin(), runs_.end(),
-                     [p](auto& kv) { return kv.second.phase == p; });
+bool lease_order::busy_beside(std::uint64_t run) const {
+  return std::any_of(runs_.begin(), runs_.end(), [run](auto& kv) {
+    return kv.first != run && (kv.second.phase == lease_phase::starting ||
+                               kv.second.phase == lease_phase::released);
+  });
 }
 
 bool lease_order::quiet_pending() const {
@@ -162,10 +164,9 @@ std::vector<int> lease_order::grants(clock::time_point now) {
   }
   const entry* best = nullptr;
   std::uint64_t best_id = 0;
-  const bool starting = any(lease_phase::starting);
   for (auto& [id, e] : runs_)
     if (e.phase == lease_phase::waiting && eligible(id, e) &&
-        !(e.quiet && starting) && (!best || e.arrival < best->arrival)) {
+        (!best || e.arrival < best->arrival) && !(e.quiet && busy_beside(id))) {
       best = &e;
       best_id = id;
     }

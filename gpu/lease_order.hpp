@@ -48,9 +48,12 @@ struct lease_counts {
 ///   run that still could use the device: the A B A B order of a job's
 ///   bench runs holds however their start-ups race.
 /// - A quiet run (a bench: its timings are the result) gets the lease only
-///   while no run of the device is starting, and while it waits or holds
-///   the lease no run starts: nothing starts up beside a measurement (on
-///   the H200, start-ups beside a bench widened its rounds' spread 2.6x,
+///   while every other live run of the device waits for it: none starting,
+///   none released (a process that gave the lease back may still be
+///   tearing its context down, freeing device memory). While it waits or
+///   holds the lease, no run starts. So nothing but the measurement runs on
+///   the device's host and GPU (on the H200, start-ups beside a bench, or a
+///   grant at the previous bench's release, widened its rounds' spread 2-4x,
 ///   benchmarks/results/h200-2026-12-03). Until then other waiting runs may
 ///   hold the device before it (never before an earlier run of their pair).
 /// - A run holds the lease until every process of it that asked released it
@@ -106,7 +109,7 @@ private:
   void enter(entry& e, lease_phase p, clock::time_point now);
   bool eligible(std::uint64_t run, const entry& e) const;
   int alive() const;
-  bool any(lease_phase p) const;
+  bool busy_beside(std::uint64_t run) const;
   bool quiet_pending() const;
 
   int startup_limit_;
