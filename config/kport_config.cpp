@@ -72,8 +72,6 @@ kport_config decode(toml::table& merged) {
     c.devices.lease_quiet = r.boolean("lease_quiet", c.devices.lease_quiet);
     if (c.devices.lease_hold != "init" && c.devices.lease_hold != "work")
       r.fail_at("lease_hold", "must be \"init\" or \"work\"");
-    c.devices.lease_holder_cpus =
-        positive(r, "lease_holder_cpus", c.devices.lease_holder_cpus, 0);
     // The queue counts jobs with runs waiting (a gate hands all its runs
     // over at once); one smaller than the admitted jobs would turn
     // contention into failures.

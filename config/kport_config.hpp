@@ -33,7 +33,6 @@ struct device_settings {
   int startup_limit = 4;  ///< lease: processes of one device at once
   std::string lease_hold = "work"; ///< cuda hold point: init or work
   bool lease_quiet = true;         ///< lease: nothing starts beside a bench run
-  int lease_holder_cpus = 0; ///< lease: CPUs kept for each holder; 0 = none
 };
 
 /// [gates]: limits of the processes gates run.

@@ -171,8 +171,6 @@ void start(actors::device_actor::stateful_pointer<device_state> self,
     // run's timeout; time spent waiting for others is not the run's.
     run->spec.timeout_signal = it->second.overstay;
     run->spec.timeout = std::chrono::milliseconds{0};
-    // Off the holder's CPUs until the grant moves it there.
-    run->spec.cpus = st.opts.other_cpus;
   }
   auto result = run->result;
   auto worker = self->spawn<caf::detached>(
@@ -203,17 +201,14 @@ device(actors::device_actor::stateful_pointer<device_state> self,
   auto limit = st.opts.lease ? st.opts.startup_limit : 1;
   auto dir = st.opts.lease_dir.empty() ? fs::temp_directory_path().string()
                                        : st.opts.lease_dir;
-  lease_server::cpu_sets cpus;
   lease_server::clock_reader read_clock;
-  if (st.opts.lease)
-    cpus = {st.opts.holder_cpus, st.opts.other_cpus};
   if (clock_read_at_grant(st))
     read_clock = [uuid = st.desc.uuid]() -> std::optional<clock_sample> {
       auto c = sample_clock(uuid);
       return c ? std::optional<clock_sample>{*c} : std::nullopt;
     };
-  if (auto server = lease_server::start(dir, st.desc.name, limit, cpus,
-                                        std::move(read_clock)))
+  if (auto server =
+          lease_server::start(dir, st.desc.name, limit, std::move(read_clock)))
     st.lease = std::shared_ptr<lease_server>(std::move(*server));
   else
     st.lease_error = server.err().message;

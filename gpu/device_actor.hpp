@@ -32,10 +32,6 @@ struct device_options {
   /// lease: a quiet run (a bench) holds the device with nothing starting.
   bool lease_quiet = true;
   std::string lease_dir; ///< where the lease socket's folder goes
-  /// lease: the CPUs this device's holder runs on, and the ones its other
-  /// processes run on (devices.lease_holder_cpus); empty: no split.
-  std::vector<int> holder_cpus;
-  std::vector<int> other_cpus;
 };
 
 /// State of one device actor.

@@ -34,15 +34,6 @@ struct lease_server::impl {
   std::map<std::uint64_t, std::string> overstayed;
   std::map<int, std::string> inbox; ///< connection → bytes not yet a line
   std::vector<std::uint64_t> grant_log;
-  cpu_sets cpus;
-  /// Connections that asked for the device: their run and process, and
-  /// whether that process was last moved onto the holder's CPUs.
-  struct asker {
-    std::uint64_t run = 0;
-    int pid = 0;
-    bool on_holder_cpus = false;
-  };
-  std::map<int, asker> askers;
   clock_reader read_clock;
   std::map<std::uint64_t, clock_sample> clock_at_grant;
   std::thread thread;
@@ -64,7 +55,6 @@ struct lease_server::impl {
   void close_conn(int fd, clock::time_point now) {
     order.release(fd, now);
     inbox.erase(fd);
-    askers.erase(fd);
     ::close(fd);
   }
 
@@ -84,7 +74,8 @@ struct lease_server::impl {
       send_line(fd, fmt::format("deny run {} is not on {}", run, device));
       return;
     }
-    askers[fd] = asker{run, pid, false};
+    spdlog::debug("{}: process {} of run {} waits for the device", device, pid,
+                  run);
     order.wait(run, fd, now);
   }
 
@@ -92,7 +83,6 @@ struct lease_server::impl {
     for (int fd : order.grants(now)) {
       if (auto h = order.holder()) {
         grant_log.push_back(*h);
-        place_on_cpus(*h);
         // The clock a run measures at is the one it finds as it gets the
         // device, not the one at its start (seconds earlier, maybe idle).
         if (read_clock && !clock_at_grant.contains(*h))
@@ -100,26 +90,6 @@ struct lease_server::impl {
             clock_at_grant[*h] = *c;
       }
       send_line(fd, "grant");
-    }
-  }
-
-  // The holding run's processes onto the holder's CPUs, every other asker
-  // onto the others'; before the grant is sent, so that the holder's first
-  // measured launch already runs where nothing else does.
-  void place_on_cpus(std::uint64_t holder) {
-    if (cpus.holder.empty())
-      return;
-    for (auto& [fd, a] : askers) {
-      bool holds = a.run == holder;
-      // Processes start on the others' CPUs: only one that held them, or
-      // holds them now, needs moving.
-      if (!holds && !a.on_holder_cpus)
-        continue;
-      auto moved = set_process_cpus(a.pid, holds ? cpus.holder : cpus.others);
-      if (moved)
-        a.on_holder_cpus = holds;
-      else
-        spdlog::debug("{}: {}", device, moved.err().message);
     }
   }
 
@@ -224,10 +194,9 @@ lease_server::lease_server(std::unique_ptr<impl> self)
 
 result<std::unique_ptr<lease_server>>
 lease_server::start(const std::string& dir, const std::string& device,
-                    int startup_limit, cpu_sets cpus, clock_reader read_clock) {
+                    int startup_limit, clock_reader read_clock) {
   auto self = std::make_unique<impl>(std::max(1, startup_limit));
   self->device = device;
-  self->cpus = std::move(cpus);
   self->read_clock = std::move(read_clock);
   // A private folder: only this user can reach the socket.
   auto pattern = (fs::path{dir} / "kport-lease-XXXXXX").string();

@@ -1,6 +1,5 @@
 #pragma once
 
-#include "gpu/cpu_split.hpp"
 #include "gpu/cuda_probe.hpp"
 #include "gpu/lease_order.hpp"
 #include "runtime/cancel_token.hpp"
@@ -25,10 +24,6 @@ namespace kport::gpu {
 /// gets `grant` (or `deny <why>` for a run the device does not know); it
 /// sends `release` when its measured part is over. A closed connection is
 /// a release: a process that dies frees its place.
-///
-/// With holder CPUs (devices.lease_holder_cpus), every process of the
-/// holding run is moved onto them at the grant, and every other connected
-/// process onto the others' CPUs (where the device starts them).
 class lease_server {
 public:
   /// What the device tells the lease about a run it was given.
@@ -43,19 +38,13 @@ public:
     runtime::cancel_token_ptr overstay;
   };
 
-  /// Which CPUs the holder and the other processes run on; empty: no split.
-  struct cpu_sets {
-    std::vector<int> holder;
-    std::vector<int> others;
-  };
-
   /// Reads the device's clock; called as a run gets the device.
   using clock_reader = std::function<std::optional<clock_sample>()>;
 
   /// Listens on a fresh socket in a private folder under `dir`.
   static result<std::unique_ptr<lease_server>>
   start(const std::string& dir, const std::string& device, int startup_limit,
-        cpu_sets cpus = {}, clock_reader read_clock = {});
+        clock_reader read_clock = {});
 
   ~lease_server();
   lease_server(const lease_server&) = delete;

@@ -6,9 +6,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <poll.h>
-#include <sched.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,7 +23,7 @@ constexpr std::size_t tail_limit = 64u << 10;
 
 /// Why the child could not exec, reported over a close-on-exec pipe.
 struct start_failure {
-  int step; // 1 = chdir, 2 = exec, 3 = CPU affinity
+  int step; // 1 = chdir, 2 = exec
   int err;
 };
 
@@ -146,10 +144,6 @@ result<process_outcome> run_process(const process_spec& spec,
   }
   int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  for (int c : spec.cpus)
-    CPU_SET(c, &cpus);
 
   auto started = clock::now();
   pid_t pid = ::fork();
@@ -167,10 +161,7 @@ result<process_outcome> run_process(const process_spec& spec,
     ::dup2(out_pipe[1], 1);
     ::dup2(out_pipe[1], 2);
     start_failure f{0, 0};
-    if (!spec.cpus.empty() &&
-        ::sched_setaffinity(0, sizeof(cpus), &cpus) != 0) {
-      f = {3, errno};
-    } else if (cwd && ::chdir(cwd) != 0) {
+    if (cwd && ::chdir(cwd) != 0) {
       f = {1, errno};
     } else {
       ::execvpe(argv[0], argv.data(), envp.data());
@@ -207,10 +198,6 @@ result<process_outcome> run_process(const process_spec& spec,
       return fail(
           error_code::process,
           fmt::format("cannot enter `{}`: {}", spec.cwd, std::strerror(f.err)));
-    if (f.step == 3)
-      return fail(error_code::process,
-                  fmt::format("cannot run `{}` on CPUs {}: {}", spec.argv[0],
-                              fmt::join(spec.cpus, ","), std::strerror(f.err)));
     return fail(error_code::process,
                 fmt::format("cannot run `{}`{}: {}", spec.argv[0],
                             cwd ? fmt::format(" in `{}`", spec.cwd) : "",

@@ -25,9 +25,6 @@ struct process_spec {
   std::size_t log_limit = 16u << 20;
   /// Zero means no timeout.
   std::chrono::milliseconds timeout{0};
-  /// The CPUs the process (and what it starts) may run on; empty: the
-  /// parent's.
-  std::vector<int> cpus;
   /// Fired by whoever keeps a time bound the runner cannot see (the device
   /// lease bounds the time a run holds the device, not its wall time): the
   /// process group dies and the outcome says timed out.

@@ -2,7 +2,6 @@
 
 #include "actors/actor_messages.hpp"
 #include "actors/supervisor.hpp"
-#include "gpu/cpu_split.hpp"
 #include "gpu/cuda_probe.hpp"
 #include "gpu/device_actor.hpp"
 #include "gpu/device_pool.hpp"
@@ -81,23 +80,6 @@ choose_devices(const config::device_settings& s) {
   for (int i = 0; i < s.host_slots; ++i)
     out.push_back({fmt::format("host:{}", i), "host", ""});
   return out;
-}
-
-/// devices.lease_holder_cpus over the CPUs kport may use; nothing (and a
-/// warning saying why) when the machine has too few for it.
-std::optional<gpu::cpu_split> holder_cpu_split(const config::device_settings& s,
-                                               std::size_t devices) {
-  if (!s.lease || s.lease_holder_cpus == 0)
-    return std::nullopt;
-  auto allowed = gpu::allowed_cpus();
-  auto split =
-      gpu::split_cpus(allowed, s.lease_holder_cpus, static_cast<int>(devices));
-  if (!split)
-    spdlog::warn("devices.lease_holder_cpus = {} for {} device(s) leaves no "
-                 "CPU for the other processes ({} CPUs usable here): the "
-                 "lease holder gets no CPUs of its own",
-                 s.lease_holder_cpus, devices, allowed.size());
-  return split;
 }
 
 std::string self_dir() {
@@ -202,15 +184,8 @@ result<std::unique_ptr<engine>> engine::start(config::kport_config cfg,
   dev_opts.startup_limit = p->cfg->devices.startup_limit;
   dev_opts.lease_hold = p->cfg->devices.lease_hold;
   dev_opts.lease_quiet = p->cfg->devices.lease_quiet;
-  auto split = holder_cpu_split(p->cfg->devices, devices->size());
-  for (std::size_t i = 0; i < devices->size(); ++i) {
-    auto opts = dev_opts;
-    if (split) {
-      opts.holder_cpus = split->holder[i];
-      opts.other_cpus = split->others;
-    }
-    p->devices.push_back(p->sys->spawn(gpu::device, (*devices)[i], opts));
-  }
+  for (auto& d : *devices)
+    p->devices.push_back(p->sys->spawn(gpu::device, d, dev_opts));
   p->pool =
       p->sys->spawn(gpu::device_pool, p->devices,
                     static_cast<std::size_t>(std::max(

@@ -69,13 +69,12 @@ int list_devices(const std::vector<std::string>& files, bool json) {
   auto backend = cfg->devices.backend == "auto" ? (found ? "cuda" : "host")
                                                 : cfg->devices.backend;
   if (json) {
-    std::string out = fmt::format(
-        "{{\"backend\": {}, \"host_slots\": {}, \"lease\": {}, "
-        "\"startup_limit\": {}, \"lease_quiet\": {}, "
-        "\"lease_holder_cpus\": {}, ",
-        kport::runtime::json_quote(backend), cfg->devices.host_slots,
-        cfg->devices.lease, cfg->devices.startup_limit,
-        cfg->devices.lease_quiet, cfg->devices.lease_holder_cpus);
+    std::string out =
+        fmt::format("{{\"backend\": {}, \"host_slots\": {}, \"lease\": {}, "
+                    "\"startup_limit\": {}, \"lease_quiet\": {}, ",
+                    kport::runtime::json_quote(backend),
+                    cfg->devices.host_slots, cfg->devices.lease,
+                    cfg->devices.startup_limit, cfg->devices.lease_quiet);
     out += "\"cuda\": [";
     if (found)
       for (std::size_t i = 0; i < found->size(); ++i) {
@@ -104,10 +103,6 @@ int list_devices(const std::vector<std::string>& files, bool json) {
                             "waits for its device or holds it\n"
                           : "lease: not quiet, start-ups go on beside "
                             "benches\n");
-    if (cfg->devices.lease_holder_cpus > 0)
-      std::printf("lease: %d CPU%s kept for each device's holder\n",
-                  cfg->devices.lease_holder_cpus,
-                  cfg->devices.lease_holder_cpus == 1 ? "" : "s");
   } else
     std::printf("lease: off, a device runs one process at a time\n");
   if (!found) {

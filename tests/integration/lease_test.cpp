@@ -3,7 +3,6 @@
 
 #include "support.hpp"
 
-#include "gpu/cpu_split.hpp"
 #include "gpu/trace_file.hpp"
 
 #include <gtest/gtest.h>
@@ -140,38 +139,6 @@ TEST_F(lease_test, no_bench_starts_while_another_bench_measures) {
     for (auto& w : windows)
       EXPECT_FALSE(s.who != w.who && w.start < s.start && s.start < w.end)
           << s.who << " started while " << w.who << " measured";
-}
-
-TEST_F(lease_test, the_holder_measures_on_its_own_cpus) {
-  auto allowed = gpu::allowed_cpus();
-  if (allowed.size() < 2)
-    GTEST_SKIP() << "needs two CPUs to split, this process may use "
-                 << allowed.size();
-  auto results = run_jobs("[devices]\nhost_slots = 1\nlease = true\n"
-                          "startup_limit = 4\nlease_holder_cpus = 1\n",
-                          2);
-  ASSERT_EQ(results.size(), 2u);
-  // Device 0's holder gets the last CPU; the bench prints, for each config,
-  // the CPUs it measured it on (tests/integration/bench).
-  auto expected = "cpus " + std::to_string(allowed.back());
-  int configs = 0;
-  for (auto& r : results) {
-    EXPECT_EQ(r.state, "ACCEPTED") << describe(r);
-    for (auto& attempt : attempt_dirs(r.evidence, "performance"))
-      for (auto& f : fs::directory_iterator(attempt)) {
-        if (f.path().extension() != ".log")
-          continue;
-        std::ifstream in{f.path()};
-        for (std::string line; std::getline(in, line);) {
-          auto at = line.find(", cpus ");
-          if (at == std::string::npos)
-            continue;
-          ++configs;
-          EXPECT_EQ(line.substr(at + 2), expected) << f.path();
-        }
-      }
-  }
-  EXPECT_GE(configs, 2 * 4) << "each bench run prints its configs";
 }
 
 TEST_F(lease_test, lease_off_runs_whole_processes_one_after_another) {

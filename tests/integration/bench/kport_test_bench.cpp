@@ -3,15 +3,13 @@
 // busy-wait of that many microseconds, each inside the NVTX range
 // "kport:<config>" the performance gate times. `--iterations=N` sets the
 // count (default 15). Prints a short human summary, nothing like a test
-// summary, with the CPUs the bench ran its config on (the lease may move
-// its holder onto CPUs of its own). Its first line, `started <ns>`, is
+// summary. Its first line, `started <ns>`, is
 // when it started on CLOCK_MONOTONIC, the clock of the trace's ranges.
 #include <nvtx3/nvToolsExt.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <sched.h>
 #include <string>
 #include <time.h>
 #include <vector>
@@ -27,19 +25,6 @@ void busy_wait(std::chrono::microseconds d) {
   auto end = std::chrono::steady_clock::now() + d;
   while (std::chrono::steady_clock::now() < end) {
   }
-}
-
-/// The CPUs this thread may run on, as "0,1,5".
-std::string cpu_list() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::string out;
-  if (::sched_getaffinity(0, sizeof(set), &set) != 0)
-    return "?";
-  for (int c = 0; c < CPU_SETSIZE; ++c)
-    if (CPU_ISSET(c, &set))
-      out += (out.empty() ? "" : ",") + std::to_string(c);
-  return out;
 }
 
 } // namespace
@@ -80,8 +65,7 @@ int main(int argc, char** argv) {
       busy_wait(std::chrono::microseconds{c.us});
       nvtxRangePop();
     }
-    std::printf("%-10s %ld us x %d, cpus %s\n", c.name.c_str(), c.us,
-                iterations, cpu_list().c_str());
+    std::printf("%-10s %ld us x %d\n", c.name.c_str(), c.us, iterations);
   }
   return 0;
 }

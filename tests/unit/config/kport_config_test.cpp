@@ -63,20 +63,6 @@ TEST(kport_config, the_lease_is_quiet_by_default_and_can_be_made_loud) {
       << cfg.err().message;
 }
 
-TEST(kport_config, lease_holder_cpus_is_off_by_default_and_never_negative) {
-  auto cfg = load_config({});
-  ASSERT_TRUE(cfg) << cfg.err().message;
-  EXPECT_EQ(cfg->devices.lease_holder_cpus, 0);
-  cfg = load_config_text("[devices]\nlease_holder_cpus = 2\n", "user.toml");
-  ASSERT_TRUE(cfg) << cfg.err().message;
-  EXPECT_EQ(cfg->devices.lease_holder_cpus, 2);
-  cfg = load_config_text("[devices]\nlease_holder_cpus = -1\n", "user.toml");
-  ASSERT_FALSE(cfg);
-  EXPECT_NE(cfg.err().message.find("devices.lease_holder_cpus"),
-            std::string::npos)
-      << cfg.err().message;
-}
-
 TEST(kport_config, syntax_error_names_line_and_column) {
   auto cfg = load_config_text("[perf\nrounds = 2\n", "user.toml");
   ASSERT_FALSE(cfg);

@@ -1,8 +1,5 @@
 #include "runtime/process_runner.hpp"
 
-#include "gpu/cpu_split.hpp"
-
-#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -116,34 +113,6 @@ TEST(process_runner, a_missing_folder_is_an_error_naming_it) {
   auto out = run_process(p);
   ASSERT_FALSE(out);
   EXPECT_NE(out.err().message.find("/no/such/workspace"), std::string::npos);
-}
-
-using gpu::allowed_cpus;
-
-TEST(process_runner, cpus_confine_the_process_and_what_it_starts) {
-  auto allowed = allowed_cpus();
-  ASSERT_FALSE(allowed.empty());
-  // What the process runs reads its own list: the set is inherited.
-  auto p = sh("grep Cpus_allowed_list /proc/self/status");
-  p.cpus = {allowed.back()};
-  auto out = run_process(p);
-  ASSERT_TRUE(out) << out.err().message;
-  EXPECT_EQ(out->tail,
-            "Cpus_allowed_list:\t" + std::to_string(allowed.back()) + "\n");
-}
-
-TEST(process_runner, cpus_it_may_not_use_are_an_error_naming_them) {
-  auto allowed = allowed_cpus();
-  int missing = 0;
-  while (std::find(allowed.begin(), allowed.end(), missing) != allowed.end())
-    ++missing;
-  auto p = sh("true");
-  p.cpus = {missing};
-  auto out = run_process(p);
-  ASSERT_FALSE(out);
-  EXPECT_NE(out.err().message.find("on CPUs " + std::to_string(missing)),
-            std::string::npos)
-      << out.err().message;
 }
 
 TEST(process_runner, a_signal_death_is_reported) {

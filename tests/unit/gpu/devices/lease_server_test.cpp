@@ -5,8 +5,6 @@
 
 #include "gpu/lease_server.hpp"
 
-#include "parked_child.hpp"
-
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -64,9 +62,8 @@ private:
   bool connected_ = false;
 };
 
-std::unique_ptr<lease_server> start_server(int limit = 8,
-                                           lease_server::cpu_sets cpus = {}) {
-  auto s = lease_server::start(::testing::TempDir(), "test:0", limit, cpus);
+std::unique_ptr<lease_server> start_server(int limit = 8) {
+  auto s = lease_server::start(::testing::TempDir(), "test:0", limit);
   EXPECT_TRUE(s) << s.err().message;
   return s ? std::move(*s) : nullptr;
 }
@@ -123,62 +120,6 @@ TEST(lease_server_test, release_passes_the_device_on_and_pair_order_holds) {
   a.send("release");
   EXPECT_EQ(b.read_line(), "grant");
   EXPECT_EQ(server->grant_log(), (std::vector<std::uint64_t>{1, 2}));
-}
-
-TEST(lease_server_test,
-     the_holder_moves_onto_its_cpus_and_the_others_off_them) {
-  auto allowed = allowed_cpus();
-  if (allowed.size() < 2)
-    GTEST_SKIP() << "needs two CPUs to split, this process may use "
-                 << allowed.size();
-  lease_server::cpu_sets cpus{{allowed.back()},
-                              {allowed.begin(), allowed.end() - 1}};
-  auto server = start_server(8, cpus);
-  ASSERT_TRUE(server);
-  server->admit(run(1, "a"));
-  server->admit(run(2, "b"));
-  test::parked_child first, second; // the runs' processes, on all CPUs
-  client a{server->path()};
-  a.send("wait 1 " + std::to_string(first.pid()));
-  ASSERT_EQ(a.read_line(), "grant");
-  EXPECT_EQ(*thread_cpus(first.pid()), cpus.holder);
-  client b{server->path()};
-  b.send("wait 2 " + std::to_string(second.pid()));
-  EXPECT_FALSE(b.answered_within(100));
-  a.send("release");
-  ASSERT_EQ(b.read_line(), "grant");
-  EXPECT_EQ(*thread_cpus(second.pid()), cpus.holder);
-  EXPECT_EQ(*thread_cpus(first.pid()), cpus.others)
-      << "the last holder still runs beside the new one's measurement";
-}
-
-TEST(lease_server_test, the_clock_is_read_as_a_run_gets_the_device) {
-  std::atomic<unsigned> mhz{1000};
-  auto s = lease_server::start(::testing::TempDir(), "test:0", 8, {},
-                               [&]() -> std::optional<clock_sample> {
-                                 clock_sample c;
-                                 c.sm_clock_mhz = mhz.load();
-                                 return c;
-                               });
-  ASSERT_TRUE(s) << s.err().message;
-  auto& server = *s;
-  server->admit(run(1, "a"));
-  server->admit(run(2, "b"));
-  client a{server->path()};
-  a.send("wait 1 1");
-  ASSERT_EQ(a.read_line(), "grant");
-  mhz = 1980; // the device clocked up while run 1 held it
-  client b{server->path()};
-  b.send("wait 2 2");
-  EXPECT_FALSE(server->clock_at_grant(2)) << "read before run 2 got the device";
-  a.send("release");
-  ASSERT_EQ(b.read_line(), "grant");
-  ASSERT_TRUE(server->clock_at_grant(1));
-  EXPECT_EQ(server->clock_at_grant(1)->sm_clock_mhz, 1000u);
-  ASSERT_TRUE(server->clock_at_grant(2));
-  EXPECT_EQ(server->clock_at_grant(2)->sm_clock_mhz, 1980u);
-  server->end(1);
-  EXPECT_FALSE(server->clock_at_grant(1)) << "kept after the run ended";
 }
 
 TEST(lease_server_test, unknown_runs_and_garbage_are_refused) {
