@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 namespace kport::test {
 namespace {
@@ -22,23 +24,37 @@ struct window {
   std::string who; ///< attempt folder / run name
 };
 
-/// When each bench process started (its log's `started <ns>` line).
-std::vector<window> bench_starts(const std::string& evidence) {
+/// Per bench process, from its log's `<event> <ns>` lines: the interval
+/// from event `from` to event `to` (tests/integration/bench).
+std::vector<window> bench_intervals(const std::string& evidence,
+                                    const std::string& from,
+                                    const std::string& to) {
   std::vector<window> out;
   for (auto& attempt : attempt_dirs(evidence, "performance"))
     for (auto& f : fs::directory_iterator(attempt)) {
       if (f.path().extension() != ".log" ||
           !f.path().filename().string().starts_with("bench-"))
         continue;
+      std::map<std::string, std::uint64_t> at;
       std::ifstream in{f.path()};
-      std::string word;
-      std::uint64_t ns = 0;
-      in >> word >> ns;
-      EXPECT_EQ(word, "started") << f.path();
-      auto who = (fs::path{attempt} / f.path().stem()).string();
-      out.push_back({ns, ns, who});
+      for (std::string line; std::getline(in, line);) {
+        std::istringstream words{line};
+        std::string event;
+        std::uint64_t ns = 0;
+        if (words >> event >> ns)
+          at[event] = ns;
+      }
+      EXPECT_TRUE(at.contains(from) && at.contains(to))
+          << f.path() << " has no `" << from << "` or `" << to << "` line";
+      out.push_back(
+          {at[from], at[to], (fs::path{attempt} / f.path().stem()).string()});
     }
   return out;
+}
+
+/// Whether a and b, of two different processes, share a moment.
+bool overlap(const window& a, const window& b) {
+  return a.who != b.who && a.start < b.end && b.start < a.end;
 }
 
 std::vector<window> measured_windows(const std::string& evidence) {
@@ -71,13 +87,14 @@ std::vector<window> measured_windows(const std::string& evidence) {
 struct lease_test : ::testing::Test {
   temp_dir tmp;
 
-  std::vector<runtime::job_result> run_jobs(const std::string& devices,
-                                            int jobs) {
+  std::vector<runtime::job_result>
+  run_jobs(const std::string& devices, int jobs,
+           const project_spec& project = {.perf_rounds = 2}) {
     auto cfg = make_config(tmp / "runs", "max_jobs = 8", devices);
     auto eng = start_engine(cfg);
     std::vector<std::string> ids;
     for (int i = 0; i < jobs; ++i) {
-      auto job = eng->submit(make_spec({.perf_rounds = 2}, cfg));
+      auto job = eng->submit(make_spec(project, cfg));
       EXPECT_TRUE(job) << job.err().message;
       if (job)
         ids.push_back(*job);
@@ -129,7 +146,7 @@ TEST_F(lease_test, no_bench_starts_while_another_bench_measures) {
   for (auto& r : results) {
     EXPECT_EQ(r.state, "ACCEPTED") << describe(r);
     auto w = measured_windows(r.evidence);
-    auto s = bench_starts(r.evidence);
+    auto s = bench_intervals(r.evidence, "started", "started");
     EXPECT_EQ(w.size(), 4u) << r.evidence;
     EXPECT_EQ(s.size(), 4u) << r.evidence;
     windows.insert(windows.end(), w.begin(), w.end());
@@ -137,8 +154,31 @@ TEST_F(lease_test, no_bench_starts_while_another_bench_measures) {
   }
   for (auto& s : starts)
     for (auto& w : windows)
-      EXPECT_FALSE(s.who != w.who && w.start < s.start && s.start < w.end)
+      EXPECT_FALSE(overlap(s, w))
           << s.who << " started while " << w.who << " measured";
+}
+
+TEST_F(lease_test, no_bench_measures_while_another_is_still_exiting) {
+  // Each bench gives the lease back after its last config and lives 150 ms
+  // more; the next bench could have the slot at once, but is quiet.
+  auto results =
+      run_jobs("[devices]\nhost_slots = 1\nlease = true\nstartup_limit = 4\n",
+               2, {.perf_rounds = 2, .bench_options = {"--linger-ms=150"}});
+  ASSERT_EQ(results.size(), 2u);
+  std::vector<window> windows, lingers;
+  for (auto& r : results) {
+    EXPECT_EQ(r.state, "ACCEPTED") << describe(r);
+    auto w = measured_windows(r.evidence);
+    auto l = bench_intervals(r.evidence, "released", "exiting");
+    EXPECT_EQ(w.size(), 4u) << r.evidence;
+    EXPECT_EQ(l.size(), 4u) << r.evidence;
+    windows.insert(windows.end(), w.begin(), w.end());
+    lingers.insert(lingers.end(), l.begin(), l.end());
+  }
+  for (auto& l : lingers)
+    for (auto& w : windows)
+      EXPECT_FALSE(overlap(l, w))
+          << w.who << " measured while " << l.who << " was exiting";
 }
 
 TEST_F(lease_test, lease_off_runs_whole_processes_one_after_another) {

@@ -103,6 +103,14 @@ std::string spec_text(const project_spec& p) {
       fmt::format("KPORT_TEST_CANDIDATE = {}\n", toml_quote(p.candidate));
   for (auto& [k, v] : p.env)
     env += fmt::format("{} = {}\n", k, toml_quote(v));
+  std::vector<std::string> ref_bench{bench_program()};
+  ref_bench.insert(ref_bench.end(), p.bench_options.begin(),
+                   p.bench_options.end());
+  ref_bench.insert(ref_bench.end(), {"small=400", "large=400"});
+  std::vector<std::string> cand_bench{project_path("bench.sh"), bench_program(),
+                                      "{workspace}/bench.conf"};
+  cand_bench.insert(cand_bench.end(), p.bench_options.begin(),
+                    p.bench_options.end());
   return fmt::format(
       R"(operator = {op}
 description = "integration test: add two integers"
@@ -129,12 +137,9 @@ timeout_s = {timeout}
 {env})",
       fmt::arg("op", toml_quote(p.op)),
       fmt::arg("ref", toml_quote(project_path("reference"))),
-      fmt::arg("ref_bench",
-               toml_list({bench_program(), "small=400", "large=400"})),
+      fmt::arg("ref_bench", toml_list(ref_bench)),
       fmt::arg("test", toml_list(test)),
-      fmt::arg("cand_bench",
-               toml_list({project_path("bench.sh"), bench_program(),
-                          "{workspace}/bench.conf"})),
+      fmt::arg("cand_bench", toml_list(cand_bench)),
       fmt::arg("rounds", p.perf_rounds),
       fmt::arg("command", toml_list({agent_script(p.agent)})),
       fmt::arg("timeout", p.agent_timeout_s), fmt::arg("env", env));

@@ -82,6 +82,8 @@ struct project_spec {
   std::vector<std::string> test;
   double agent_timeout_s = 30;
   int perf_rounds = 2;
+  /// Options of both sides' bench program (tests/integration/bench).
+  std::vector<std::string> bench_options;
   /// [agents.env] beside KPORT_TEST_CANDIDATE.
   std::vector<std::pair<std::string, std::string>> env;
 };
