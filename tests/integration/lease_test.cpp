@@ -136,22 +136,31 @@ TEST_F(lease_test, measured_ranges_of_processes_sharing_a_slot_never_overlap) {
   EXPECT_EQ(devices_[0].runs, 3 * (1 + 4)) << "a test and 4 benches a job";
 }
 
+/// Every bench's measured window and its interval between two events of
+/// its log, over the jobs (all ACCEPTED, 2 rounds x 2 sides each).
+std::pair<std::vector<window>, std::vector<window>>
+windows_and_intervals(const std::vector<runtime::job_result>& results,
+                      const std::string& from, const std::string& to) {
+  std::vector<window> windows, intervals;
+  for (auto& r : results) {
+    EXPECT_EQ(r.state, "ACCEPTED") << describe(r);
+    auto w = measured_windows(r.evidence);
+    auto i = bench_intervals(r.evidence, from, to);
+    EXPECT_EQ(w.size(), 4u) << r.evidence;
+    EXPECT_EQ(i.size(), 4u) << r.evidence;
+    windows.insert(windows.end(), w.begin(), w.end());
+    intervals.insert(intervals.end(), i.begin(), i.end());
+  }
+  return {windows, intervals};
+}
+
 TEST_F(lease_test, no_bench_starts_while_another_bench_measures) {
   // Three jobs' benches: the second and third jobs' start while the first's
   // hold the slot, unless the lease keeps them quiet (the default).
   auto results = run_jobs(
       "[devices]\nhost_slots = 1\nlease = true\nstartup_limit = 4\n", 3);
   ASSERT_EQ(results.size(), 3u);
-  std::vector<window> windows, starts;
-  for (auto& r : results) {
-    EXPECT_EQ(r.state, "ACCEPTED") << describe(r);
-    auto w = measured_windows(r.evidence);
-    auto s = bench_intervals(r.evidence, "started", "started");
-    EXPECT_EQ(w.size(), 4u) << r.evidence;
-    EXPECT_EQ(s.size(), 4u) << r.evidence;
-    windows.insert(windows.end(), w.begin(), w.end());
-    starts.insert(starts.end(), s.begin(), s.end());
-  }
+  auto [windows, starts] = windows_and_intervals(results, "started", "started");
   for (auto& s : starts)
     for (auto& w : windows)
       EXPECT_FALSE(overlap(s, w))
@@ -165,16 +174,8 @@ TEST_F(lease_test, no_bench_measures_while_another_is_still_exiting) {
       run_jobs("[devices]\nhost_slots = 1\nlease = true\nstartup_limit = 4\n",
                2, {.perf_rounds = 2, .bench_options = {"--linger-ms=150"}});
   ASSERT_EQ(results.size(), 2u);
-  std::vector<window> windows, lingers;
-  for (auto& r : results) {
-    EXPECT_EQ(r.state, "ACCEPTED") << describe(r);
-    auto w = measured_windows(r.evidence);
-    auto l = bench_intervals(r.evidence, "released", "exiting");
-    EXPECT_EQ(w.size(), 4u) << r.evidence;
-    EXPECT_EQ(l.size(), 4u) << r.evidence;
-    windows.insert(windows.end(), w.begin(), w.end());
-    lingers.insert(lingers.end(), l.begin(), l.end());
-  }
+  auto [windows, lingers] =
+      windows_and_intervals(results, "released", "exiting");
   for (auto& l : lingers)
     for (auto& w : windows)
       EXPECT_FALSE(overlap(l, w))
