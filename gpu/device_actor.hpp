@@ -28,7 +28,7 @@ struct device_options {
   /// cuda: where a process waits for the lease, "init" (cuInit) or "work"
   /// (its first launch, copy or memset); host processes wait at their
   /// first measured range.
-  std::string lease_hold = "init";
+  std::string lease_hold = "work";
   /// lease: a quiet run (a bench) holds the device with nothing starting.
   bool lease_quiet = true;
   std::string lease_dir; ///< where the lease socket's folder goes
