@@ -21,7 +21,7 @@ struct measured_run {
   runtime::process_spec process;
   std::string trace_dir; ///< KPORT_TRACE_DIR of the run
   std::string pair_key;  ///< runs of one pair share a device
-  int seq = 0;           ///< order of the pair's runs on the device (A B A B)
+  int seq = 0;           ///< order of the pair's runs on the device
   /// Its timings are the result (a bench): under the lease nothing starts
   /// up on its device while it waits for the device or holds it.
   bool quiet = false;

@@ -1,6 +1,7 @@
 #include "gates/performance_gate.hpp"
 
 #include "gates/bench_check.hpp"
+#include "gates/bench_order.hpp"
 #include "gates/bench_samples.hpp"
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
@@ -84,38 +85,41 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
                                   : 0;
     return summary;
   };
-  // Every run is handed over at once, in A B A B order: the device starts
+  // Every run is handed over at once, in bench_order: the device starts
   // them side by side and leases itself to them in that order.
   std::vector<measured_run> runs;
+  auto order = bench_order(spec.perf_rounds);
   auto check_path_of = [&](side s, int round) {
     return (dir / "checks" /
             fmt::format("bench-{}-{}.jsonl", to_string(s), round))
         .string();
   };
-  for (int round = 1; round <= spec.perf_rounds; ++round) {
-    for (auto s : {side::reference, side::candidate}) {
-      auto name = fmt::format("bench-{}-{}", to_string(s), round);
-      measured_run run;
-      run.what = fmt::format("bench {} {}", to_string(s), round);
-      run.trace_dir = (dir / "traces" / name).string();
-      run.pair_key = ctx.job;
-      run.seq = static_cast<int>(runs.size());
-      run.quiet = true;
-      auto& argv =
-          s == side::reference ? spec.reference.bench : spec.target.bench;
-      run.process = side_process(ctx, s, argv, (dir / (name + ".log")).string(),
-                                 ctx.cfg->gates.bench_timeout);
-      // Each run its own check file: the candidate's digests are compared
-      // with the reference's of the same round, never with its own.
-      run.process.env.emplace_back("KPORT_CHECK", check_path_of(s, round));
-      runs.push_back(std::move(run));
-    }
+  for (auto [s, round] : order) {
+    auto name = fmt::format("bench-{}-{}", to_string(s), round);
+    measured_run run;
+    run.what = fmt::format("bench {} {}", to_string(s), round);
+    run.trace_dir = (dir / "traces" / name).string();
+    run.pair_key = ctx.job;
+    run.seq = static_cast<int>(runs.size());
+    run.quiet = true;
+    auto& argv =
+        s == side::reference ? spec.reference.bench : spec.target.bench;
+    run.process = side_process(ctx, s, argv, (dir / (name + ".log")).string(),
+                               ctx.cfg->gates.bench_timeout);
+    // Each run its own check file: the candidate's digests are compared
+    // with the reference's of the same round, never with its own.
+    run.process.env.emplace_back("KPORT_CHECK", check_path_of(s, round));
+    runs.push_back(std::move(run));
   }
   auto results = ctx.run_measured_all(runs);
-  for (std::size_t i = 0; i < runs.size(); ++i) {
+  // Judged round by round, the reference before the candidate: its digests
+  // are what the candidate's are checked against.
+  std::vector<std::size_t> judged(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    judged[2 * (order[i].round - 1) + (order[i].s == side::candidate)] = i;
+  for (auto i : judged) {
     auto& run = runs[i];
-    auto s = i % 2 == 0 ? side::reference : side::candidate;
-    auto round = static_cast<int>(i / 2) + 1;
+    auto [s, round] = order[i];
     auto& result = results[i];
     auto check_path = check_path_of(s, round);
     add_measured_run(report, run, result);

@@ -14,8 +14,8 @@ struct performance_decision {
 /// DONE when the geomean over paired configs reaches the floor.
 performance_decision decide_performance(const perf_summary& s, double floor);
 
-/// Runs reference and candidate benches alternately, A B A B, on one
-/// device for the spec's rounds, and decides.
+/// Runs reference and candidate benches in pairs on one device for the
+/// spec's rounds (in bench_order: A B A B B A B A for four), and decides.
 gate_outcome run_performance_gate(const gate_context& ctx);
 
 } // namespace kport::gates

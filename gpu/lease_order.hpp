@@ -45,7 +45,7 @@ struct lease_counts {
 /// - One run holds the lease at a time; a run's processes share it (a test
 ///   driver may start the process that launches).
 /// - The lease goes to the earliest waiting run whose pair has no earlier
-///   run that still could use the device: the A B A B order of a job's
+///   run that still could use the device: the order of a job's
 ///   bench runs holds however their start-ups race.
 /// - A quiet run (a bench: its timings are the result) gets the lease only
 ///   while every other live run of the device waits for it: none starting,

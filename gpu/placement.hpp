@@ -9,7 +9,7 @@
 namespace kport::gpu {
 
 /// Where measured runs go: the least loaded healthy device, except that
-/// every run of one pair (a job's A B A B rounds) stays on the device its
+/// every run of one pair (a job's paired rounds) stays on the device its
 /// first run got, so no clock or thermal difference enters a ratio; and a
 /// device that faulted `fault_limit` times in a row is drained. Pure.
 class placement {

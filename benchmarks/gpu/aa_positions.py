@@ -4,9 +4,11 @@
 
 Each RUNS_DIR holds A/A jobs (<job>/verdict.json). For every config, each
 round of each side is divided by the median of both sides' rounds; the geomean of
-that over configs and jobs is printed per position, in run order (A1 B1 A2
-B2 A3 B3 A4 B4). With no position effect every figure is ~0; a run order
-that puts one side in a slot the others do not share shows as a bias there.
+that over configs and jobs is printed per side and round (A1 B1 A2 B2 ...).
+The gate ran them A1 B1 A2 B2 A3 B3 A4 B4 before 2026-12-04 and in
+gates/bench_order's order (A1 B1 A2 B2 B3 A3 B4 A4) since. With no position
+effect every figure is ~0; a run order that puts one side in a slot the
+other does not share shows as a bias there.
 """
 
 import glob

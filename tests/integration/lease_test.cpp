@@ -13,6 +13,8 @@
 #include <map>
 #include <sstream>
 
+#include <fmt/format.h>
+
 namespace kport::test {
 namespace {
 
@@ -180,6 +182,37 @@ TEST_F(lease_test, no_bench_measures_while_another_is_still_exiting) {
     for (auto& w : windows)
       EXPECT_FALSE(overlap(l, w))
           << w.who << " measured while " << l.who << " was exiting";
+}
+
+/// The bench runs of one job in the order they measured.
+std::vector<std::string> measured_order(const runtime::job_result& r) {
+  auto windows = measured_windows(r.evidence);
+  std::sort(windows.begin(), windows.end(),
+            [](auto& a, auto& b) { return a.start < b.start; });
+  std::vector<std::string> out;
+  for (auto& w : windows)
+    out.push_back(fs::path{w.who}.filename().string());
+  return out;
+}
+
+TEST_F(lease_test, benches_take_the_slot_in_the_gates_balanced_order) {
+  // Four rounds start in waves of four: the second wave opens with the
+  // candidate, so each side gets the first grant after a wave once.
+  for (auto* lease : {"true", "false"}) {
+    auto results =
+        run_jobs(fmt::format("[devices]\nhost_slots = 1\nlease = {}\n"
+                             "startup_limit = 4\n",
+                             lease),
+                 1, {.perf_rounds = 4});
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(results[0].state, "ACCEPTED") << describe(results[0]);
+    EXPECT_EQ(measured_order(results[0]),
+              (std::vector<std::string>{
+                  "bench-reference-1", "bench-candidate-1", "bench-reference-2",
+                  "bench-candidate-2", "bench-candidate-3", "bench-reference-3",
+                  "bench-candidate-4", "bench-reference-4"}))
+        << "lease = " << lease;
+  }
 }
 
 TEST_F(lease_test, lease_off_runs_whole_processes_one_after_another) {
