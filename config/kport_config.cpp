@@ -70,6 +70,8 @@ kport_config decode(toml::table& merged) {
         positive(r, "startup_limit", c.devices.startup_limit);
     c.devices.lease_hold = r.string("lease_hold", c.devices.lease_hold);
     c.devices.lease_quiet = r.boolean("lease_quiet", c.devices.lease_quiet);
+    c.devices.lease_settle_ms =
+        positive(r, "lease_settle_ms", c.devices.lease_settle_ms, 0);
     if (c.devices.lease_hold != "init" && c.devices.lease_hold != "work")
       r.fail_at("lease_hold", "must be \"init\" or \"work\"");
     // The queue counts jobs with runs waiting (a gate hands all its runs

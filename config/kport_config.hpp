@@ -33,6 +33,7 @@ struct device_settings {
   int startup_limit = 4;  ///< lease: processes of one device at once
   std::string lease_hold = "work"; ///< cuda hold point: init or work
   bool lease_quiet = true;         ///< lease: nothing starts beside a bench run
+  int lease_settle_ms = 0; ///< lease: a bench waits this long after an exit
 };
 
 /// [gates]: limits of the processes gates run.

@@ -2,6 +2,7 @@
 
 #include "actors/actor_messages.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -31,6 +32,8 @@ struct device_options {
   std::string lease_hold = "work";
   /// lease: a quiet run (a bench) holds the device with nothing starting.
   bool lease_quiet = true;
+  /// lease: how long a quiet run waits after a run of the device ended.
+  std::chrono::milliseconds lease_settle{0};
   std::string lease_dir; ///< where the lease socket's folder goes
 };
 

@@ -138,8 +138,24 @@ lease_times lease_order::end(std::uint64_t run, clock::time_point now) {
     conns_.erase(conn);
   auto t = e.times;
   add(ended_total_, t);
+  last_end_ = now;
   runs_.erase(it);
   return t;
+}
+
+bool lease_order::settling(clock::time_point now) const {
+  return last_end_ && now - *last_end_ < settle_;
+}
+
+lease_order::clock::duration
+lease_order::settle_left(clock::time_point now) const {
+  if (!settling(now) || holder())
+    return {};
+  for (auto& [id, e] : runs_)
+    if (e.quiet && e.phase == lease_phase::waiting && eligible(id, e) &&
+        !busy_beside(id))
+      return *last_end_ + settle_ - now;
+  return {};
 }
 
 bool lease_order::eligible(std::uint64_t run, const entry& e) const {
@@ -166,7 +182,8 @@ std::vector<int> lease_order::grants(clock::time_point now) {
   std::uint64_t best_id = 0;
   for (auto& [id, e] : runs_)
     if (e.phase == lease_phase::waiting && eligible(id, e) &&
-        (!best || e.arrival < best->arrival) && !(e.quiet && busy_beside(id))) {
+        (!best || e.arrival < best->arrival) &&
+        !(e.quiet && (busy_beside(id) || settling(now)))) {
       best = &e;
       best_id = id;
     }

@@ -56,14 +56,18 @@ struct lease_counts {
 ///   grant at the previous bench's release, widened its rounds' spread 2-4x,
 ///   benchmarks/results/h200-2026-12-03). Until then other waiting runs may
 ///   hold the device before it (never before an earlier run of their pair).
+/// - A quiet run also waits until no run of the device has ended for
+///   `settle`: the driver tears an exited process's context down after the
+///   process is gone.
 /// - A run holds the lease until every process of it that asked released it
 ///   or closed its connection, or the run ended.
 class lease_order {
 public:
   using clock = std::chrono::steady_clock;
 
-  explicit lease_order(int startup_limit)
-      : startup_limit_(startup_limit) {}
+  explicit lease_order(int startup_limit, clock::duration settle = {})
+      : startup_limit_(startup_limit)
+      , settle_(settle) {}
 
   /// A run arrived; `seq` orders the runs of one `pair`; a `quiet` run
   /// holds the device with nothing starting beside it.
@@ -85,6 +89,10 @@ public:
   /// Connections to grant now: the holder's waiting ones, or those of the
   /// next run to hold the device.
   std::vector<int> grants(clock::time_point now);
+
+  /// How long until a quiet run waiting only for the device to settle may
+  /// have it (then grants() must be asked again); zero when none does.
+  clock::duration settle_left(clock::time_point now) const;
 
   /// The run that holds the device, if any.
   std::optional<std::uint64_t> holder() const;
@@ -111,8 +119,11 @@ private:
   int alive() const;
   bool busy_beside(std::uint64_t run) const;
   bool quiet_pending() const;
+  bool settling(clock::time_point now) const;
 
   int startup_limit_;
+  clock::duration settle_;
+  std::optional<clock::time_point> last_end_; ///< of any run of the device
   std::uint64_t arrivals_ = 0;
   std::map<std::uint64_t, entry> runs_;
   std::map<int, std::uint64_t> conns_; ///< connection → run

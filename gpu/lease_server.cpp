@@ -38,8 +38,8 @@ struct lease_server::impl {
   std::map<std::uint64_t, clock_sample> clock_at_grant;
   std::thread thread;
 
-  explicit impl(int startup_limit)
-      : order(startup_limit) {}
+  impl(int startup_limit, std::chrono::milliseconds settle)
+      : order(startup_limit, settle) {}
 
   void wake() {
     std::uint64_t one = 1;
@@ -143,6 +143,14 @@ struct lease_server::impl {
         auto now = clock::now();
         grant(now);
         timeout_ms = police(now);
+        // A bench that waits for the device to settle is granted when it
+        // has, with nothing else to wake the loop.
+        auto settle = order.settle_left(now);
+        if (settle > clock::duration::zero()) {
+          auto ms = static_cast<int>(
+              std::chrono::ceil<std::chrono::milliseconds>(settle).count());
+          timeout_ms = timeout_ms < 0 ? ms : std::min(timeout_ms, ms);
+        }
       }
       std::vector<pollfd> fds{{listen_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
       for (int c : conns)
@@ -194,8 +202,9 @@ lease_server::lease_server(std::unique_ptr<impl> self)
 
 result<std::unique_ptr<lease_server>>
 lease_server::start(const std::string& dir, const std::string& device,
-                    int startup_limit, clock_reader read_clock) {
-  auto self = std::make_unique<impl>(std::max(1, startup_limit));
+                    int startup_limit, std::chrono::milliseconds settle,
+                    clock_reader read_clock) {
+  auto self = std::make_unique<impl>(std::max(1, startup_limit), settle);
   self->device = device;
   self->read_clock = std::move(read_clock);
   // A private folder: only this user can reach the socket.

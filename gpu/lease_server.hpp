@@ -41,10 +41,11 @@ public:
   /// Reads the device's clock; called as a run gets the device.
   using clock_reader = std::function<std::optional<clock_sample>()>;
 
-  /// Listens on a fresh socket in a private folder under `dir`.
+  /// Listens on a fresh socket in a private folder under `dir`. `settle`:
+  /// how long a bench waits after any run of the device ended.
   static result<std::unique_ptr<lease_server>>
   start(const std::string& dir, const std::string& device, int startup_limit,
-        clock_reader read_clock = {});
+        std::chrono::milliseconds settle = {}, clock_reader read_clock = {});
 
   ~lease_server();
   lease_server(const lease_server&) = delete;

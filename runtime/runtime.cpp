@@ -184,6 +184,8 @@ result<std::unique_ptr<engine>> engine::start(config::kport_config cfg,
   dev_opts.startup_limit = p->cfg->devices.startup_limit;
   dev_opts.lease_hold = p->cfg->devices.lease_hold;
   dev_opts.lease_quiet = p->cfg->devices.lease_quiet;
+  dev_opts.lease_settle =
+      std::chrono::milliseconds{p->cfg->devices.lease_settle_ms};
   for (auto& d : *devices)
     p->devices.push_back(p->sys->spawn(gpu::device, d, dev_opts));
   p->pool =

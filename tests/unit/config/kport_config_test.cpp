@@ -63,6 +63,20 @@ TEST(kport_config, the_lease_is_quiet_by_default_and_can_be_made_loud) {
       << cfg.err().message;
 }
 
+TEST(kport_config, the_lease_settle_is_zero_by_default_and_never_negative) {
+  auto cfg = load_config_text("", "user.toml");
+  ASSERT_TRUE(cfg) << cfg.err().message;
+  EXPECT_EQ(cfg->devices.lease_settle_ms, 0);
+  cfg = load_config_text("[devices]\nlease_settle_ms = 750\n", "user.toml");
+  ASSERT_TRUE(cfg) << cfg.err().message;
+  EXPECT_EQ(cfg->devices.lease_settle_ms, 750);
+  cfg = load_config_text("[devices]\nlease_settle_ms = -1\n", "user.toml");
+  ASSERT_FALSE(cfg);
+  EXPECT_NE(cfg.err().message.find("devices.lease_settle_ms"),
+            std::string::npos)
+      << cfg.err().message;
+}
+
 TEST(kport_config, syntax_error_names_line_and_column) {
   auto cfg = load_config_text("[perf\nrounds = 2\n", "user.toml");
   ASSERT_FALSE(cfg);

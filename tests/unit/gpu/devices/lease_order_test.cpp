@@ -193,6 +193,46 @@ TEST_F(lease_order_test, a_quiet_run_waits_until_the_previous_holder_is_gone) {
   EXPECT_EQ(o.grants(now), (std::vector<int>{20}));
 }
 
+TEST_F(lease_order_test, a_quiet_run_waits_for_the_device_to_settle) {
+  // The driver frees an exited process's context after the process is
+  // gone: a bench waits `settle` after any run of the device ended.
+  lease_order o{4, 500ms};
+  o.admit(1, "job", 0, now, true);
+  o.admit(2, "job", 1, now, true);
+  o.admit(3, "tests", 0, now);
+  o.to_start(now);
+  o.wait(1, 10, now);
+  o.wait(2, 20, now);
+  o.wait(3, 30, now);
+  EXPECT_EQ(o.grants(now), (std::vector<int>{10})) << "nothing ended yet";
+  o.end(1, now);
+  EXPECT_EQ(o.settle_left(now), 500ms);
+  EXPECT_EQ(o.grants(now), (std::vector<int>{30}))
+      << "a run that is not quiet needs no settled device";
+  EXPECT_EQ(o.settle_left(now), 0ms) << "the device is held";
+  tick(300ms);
+  o.end(3, now); // the settle starts again
+  tick(400ms);
+  EXPECT_TRUE(o.grants(now).empty()) << "granted 400 ms after an exit";
+  EXPECT_EQ(o.settle_left(now), 100ms);
+  tick(100ms);
+  EXPECT_EQ(o.settle_left(now), 0ms);
+  EXPECT_EQ(o.grants(now), (std::vector<int>{20}));
+}
+
+TEST_F(lease_order_test, without_a_settle_a_quiet_run_follows_at_once) {
+  lease_order o{4};
+  o.admit(1, "job", 0, now, true);
+  o.admit(2, "job", 1, now, true);
+  o.to_start(now);
+  o.wait(1, 10, now);
+  o.wait(2, 20, now);
+  EXPECT_EQ(o.grants(now), (std::vector<int>{10}));
+  o.end(1, now);
+  EXPECT_EQ(o.settle_left(now), 0ms);
+  EXPECT_EQ(o.grants(now), (std::vector<int>{20}));
+}
+
 TEST_F(lease_order_test, a_run_that_is_not_quiet_starts_beside_the_holder) {
   lease_order o{2};
   o.admit(1, "tests", 0, now);
