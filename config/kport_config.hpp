@@ -31,9 +31,9 @@ struct device_settings {
   int queue_limit = 4096; ///< jobs with measured runs waiting, at most
   bool lease = true;      ///< start runs side by side, lease the device
   int startup_limit = 4;  ///< lease: processes of one device at once
-  std::string lease_hold = "work"; ///< cuda hold point: init or work
+  std::string lease_hold = "init"; ///< cuda hold point: init or work
   bool lease_quiet = true;         ///< lease: nothing starts beside a bench run
-  int lease_settle_ms = 0; ///< lease: a bench waits this long after an exit
+  int lease_settle_ms = 2000; ///< cuda: a bench waits this long after an exit
 };
 
 /// [gates]: limits of the processes gates run.

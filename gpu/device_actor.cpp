@@ -207,9 +207,11 @@ device(actors::device_actor::stateful_pointer<device_state> self,
       auto c = sample_clock(uuid);
       return c ? std::optional<clock_sample>{*c} : std::nullopt;
     };
-  if (auto server =
-          lease_server::start(dir, st.desc.name, limit, st.opts.lease_settle,
-                              std::move(read_clock)))
+  if (auto server = lease_server::start(dir, st.desc.name, limit,
+                                        st.desc.backend == "cuda"
+                                            ? st.opts.lease_settle
+                                            : std::chrono::milliseconds{0},
+                                        std::move(read_clock)))
     st.lease = std::shared_ptr<lease_server>(std::move(*server));
   else
     st.lease_error = server.err().message;

@@ -29,11 +29,12 @@ struct device_options {
   /// cuda: where a process waits for the lease, "init" (cuInit) or "work"
   /// (its first launch, copy or memset); host processes wait at their
   /// first measured range.
-  std::string lease_hold = "work";
+  std::string lease_hold = "init";
   /// lease: a quiet run (a bench) holds the device with nothing starting.
   bool lease_quiet = true;
-  /// lease: how long a quiet run waits after a run of the device ended.
-  std::chrono::milliseconds lease_settle{0};
+  /// lease, cuda: how long a quiet run waits after a run of the device
+  /// ended (the driver frees an exited process's memory after it is gone).
+  std::chrono::milliseconds lease_settle{2000};
   std::string lease_dir; ///< where the lease socket's folder goes
 };
 

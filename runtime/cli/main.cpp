@@ -105,8 +105,8 @@ int list_devices(const std::vector<std::string>& files, bool json) {
                           : "lease: not quiet, start-ups go on beside "
                             "benches\n");
     if (cfg->devices.lease_settle_ms > 0)
-      std::printf("lease: a bench waits %d ms after a process of its device "
-                  "exited\n",
+      std::printf("lease: a bench waits %d ms after a process of its CUDA "
+                  "device exited\n",
                   cfg->devices.lease_settle_ms);
   } else
     std::printf("lease: off, a device runs one process at a time\n");

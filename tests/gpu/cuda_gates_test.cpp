@@ -233,8 +233,8 @@ TEST_F(cuda_gates, leased_processes_of_one_device_never_overlap_on_it) {
   expect_no_overlap();
 }
 
-TEST_F(cuda_gates, processes_held_in_cuinit_never_overlap_either) {
-  start_engine("lease_hold = \"init\"");
+TEST_F(cuda_gates, processes_held_at_their_first_work_never_overlap_either) {
+  start_engine("lease_hold = \"work\"\nlease_settle_ms = 0");
   expect_no_overlap();
 }
 

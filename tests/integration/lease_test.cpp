@@ -184,23 +184,6 @@ TEST_F(lease_test, no_bench_measures_while_another_is_still_exiting) {
           << w.who << " measured while " << l.who << " was exiting";
 }
 
-TEST_F(lease_test, a_bench_measures_only_after_the_slot_settled) {
-  // 300 ms after any process of the slot ended; nothing but the settle
-  // timer wakes the lease then.
-  auto results =
-      run_jobs("[devices]\nhost_slots = 1\nlease = true\n"
-               "startup_limit = 4\nlease_settle_ms = 300\n",
-               1, {.perf_rounds = 2, .bench_options = {"--linger-ms=1"}});
-  ASSERT_EQ(results.size(), 1u);
-  auto [windows, exits] = windows_and_intervals(results, "exiting", "exiting");
-  for (auto& e : exits)
-    for (auto& w : windows)
-      if (w.start > e.start)
-        EXPECT_GE(w.start - e.start, 300'000'000u)
-            << w.who << " measured " << (w.start - e.start) / 1'000'000
-            << " ms after " << e.who << " exited";
-}
-
 /// The bench runs of one job in the order they measured.
 std::vector<std::string> measured_order(const runtime::job_result& r) {
   auto windows = measured_windows(r.evidence);

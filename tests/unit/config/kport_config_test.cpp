@@ -63,8 +63,12 @@ TEST(kport_config, the_lease_is_quiet_by_default_and_can_be_made_loud) {
       << cfg.err().message;
 }
 
-TEST(kport_config, the_lease_settle_is_zero_by_default_and_never_negative) {
-  auto cfg = load_config_text("", "user.toml");
+TEST(kport_config, the_lease_holds_in_cuinit_and_settles_by_default) {
+  auto cfg = load_config({});
+  ASSERT_TRUE(cfg) << cfg.err().message;
+  EXPECT_EQ(cfg->devices.lease_hold, "init");
+  EXPECT_EQ(cfg->devices.lease_settle_ms, 2000);
+  cfg = load_config_text("[devices]\nlease_settle_ms = 0\n", "user.toml");
   ASSERT_TRUE(cfg) << cfg.err().message;
   EXPECT_EQ(cfg->devices.lease_settle_ms, 0);
   cfg = load_config_text("[devices]\nlease_settle_ms = 750\n", "user.toml");

@@ -62,8 +62,9 @@ private:
   bool connected_ = false;
 };
 
-std::unique_ptr<lease_server> start_server(int limit = 8) {
-  auto s = lease_server::start(::testing::TempDir(), "test:0", limit);
+std::unique_ptr<lease_server>
+start_server(int limit = 8, std::chrono::milliseconds settle = {}) {
+  auto s = lease_server::start(::testing::TempDir(), "test:0", limit, settle);
   EXPECT_TRUE(s) << s.err().message;
   return s ? std::move(*s) : nullptr;
 }
@@ -120,6 +121,26 @@ TEST(lease_server_test, release_passes_the_device_on_and_pair_order_holds) {
   a.send("release");
   EXPECT_EQ(b.read_line(), "grant");
   EXPECT_EQ(server->grant_log(), (std::vector<std::uint64_t>{1, 2}));
+}
+
+TEST(lease_server_test, a_quiet_run_is_granted_once_the_device_settled) {
+  // Nothing but the settle's end wakes the server to grant B1.
+  auto server = start_server(8, 300ms);
+  ASSERT_TRUE(server);
+  auto a1 = run(1, "job", 0), b1 = run(2, "job", 1);
+  a1.quiet = b1.quiet = true;
+  server->admit(a1);
+  server->admit(b1);
+  client a{server->path()}, b{server->path()};
+  a.send("wait 1 1");
+  b.send("wait 2 2");
+  EXPECT_EQ(a.read_line(), "grant");
+  a.close();
+  server->end(1);
+  auto ended = std::chrono::steady_clock::now();
+  ASSERT_TRUE(b.answered_within(10'000)) << "B1 never got the device";
+  EXPECT_GE(std::chrono::steady_clock::now() - ended, 300ms);
+  EXPECT_EQ(b.read_line(), "grant");
 }
 
 TEST(lease_server_test, unknown_runs_and_garbage_are_refused) {
