@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -246,14 +247,20 @@ TEST_F(lease_order_test, a_run_that_is_not_quiet_starts_beside_the_holder) {
 }
 
 // Random arrivals, start-ups, releases and exits over several pairs, half
-// the runs quiet: never two holders, nothing starting or tearing down while
-// a quiet run holds, every
-// pair's grants in seq order, and every run ends (no deadlock: some run can
-// always make progress).
+// the runs quiet, some trials with a settle: never two holders, nothing
+// starting or tearing down while a quiet run holds, no quiet grant within
+// the settle of an exit, every pair's grants in seq order, and every run
+// ends (no deadlock: some run can always make progress).
 TEST_F(lease_order_test, random_schedules_keep_one_holder_and_pair_order) {
   std::mt19937 rng{7};
   for (int trial = 0; trial < 300; ++trial) {
-    lease_order o{1 + static_cast<int>(rng() % 4)};
+    auto settle = rng() % 2 ? 3ms : 0ms;
+    lease_order o{1 + static_cast<int>(rng() % 4), settle};
+    std::optional<clock::time_point> last_end;
+    auto end = [&](std::uint64_t r) {
+      o.end(r, now);
+      last_end = now;
+    };
     std::map<std::uint64_t, std::pair<std::string, int>> info;
     std::map<std::string, int> next_seq, last_granted;
     std::uint64_t next_run = 1;
@@ -295,7 +302,7 @@ TEST_F(lease_order_test, random_schedules_keep_one_holder_and_pair_order) {
             o.release(conn_of_run[r], now);
             released.insert(r);
           } else {
-            o.end(r, now);
+            end(r);
             started.erase(r);
             info.erase(r);
           }
@@ -304,7 +311,7 @@ TEST_F(lease_order_test, random_schedules_keep_one_holder_and_pair_order) {
         }
         for (auto r : released)
           if (!holding.contains(r) && rng() % 4 == 0) {
-            o.end(r, now);
+            end(r);
             released.erase(r);
             started.erase(r);
             info.erase(r);
@@ -315,7 +322,7 @@ TEST_F(lease_order_test, random_schedules_keep_one_holder_and_pair_order) {
         for (auto r : started)
           if (!waiting.contains(r) && !holding.contains(r) &&
               !released.contains(r) && rng() % 8 == 0) {
-            o.end(r, now);
+            end(r);
             started.erase(r);
             info.erase(r);
             break;
@@ -327,6 +334,9 @@ TEST_F(lease_order_test, random_schedules_keep_one_holder_and_pair_order) {
         auto r = conn_run[c];
         waiting.erase(r);
         holding.insert(r);
+        if (quiet_runs.contains(r) && last_end)
+          EXPECT_GE(now - *last_end, settle)
+              << "quiet run " << r << " granted within the settle";
         auto& [pair, seq] = info[r];
         auto it = last_granted.find(pair);
         EXPECT_TRUE(it == last_granted.end() || it->second < seq)
