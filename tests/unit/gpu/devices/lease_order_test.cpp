@@ -173,10 +173,10 @@ TEST_F(lease_order_test, nothing_starts_while_a_quiet_run_waits_or_holds) {
   EXPECT_EQ(o.to_start(now), (std::vector<std::uint64_t>{3}));
 }
 
-TEST_F(lease_order_test, a_quiet_run_waits_until_the_previous_holder_is_gone) {
-  // The bench before it gave the lease back after its last range; its
-  // process may still be freeing its device memory.
-  lease_order o{4};
+/// Benches A1 (run 1, connection 10) and B1 (2, 20) of one job, quiet, and
+/// a test run (3, 30): all started and waiting for the device.
+void two_benches_and_a_test_waiting(lease_order& o) {
+  auto now = clock::time_point{} + 1h;
   o.admit(1, "job", 0, now, true);
   o.admit(2, "job", 1, now, true);
   o.admit(3, "tests", 0, now);
@@ -184,6 +184,13 @@ TEST_F(lease_order_test, a_quiet_run_waits_until_the_previous_holder_is_gone) {
   o.wait(1, 10, now);
   o.wait(2, 20, now);
   o.wait(3, 30, now);
+}
+
+TEST_F(lease_order_test, a_quiet_run_waits_until_the_previous_holder_is_gone) {
+  // The bench before it gave the lease back after its last range; its
+  // process may still be freeing its device memory.
+  lease_order o{4};
+  two_benches_and_a_test_waiting(o);
   EXPECT_EQ(o.grants(now), (std::vector<int>{10}));
   o.release(10, now);
   EXPECT_EQ(o.grants(now), (std::vector<int>{30}))
@@ -198,13 +205,7 @@ TEST_F(lease_order_test, a_quiet_run_waits_for_the_device_to_settle) {
   // The driver frees an exited process's context after the process is
   // gone: a bench waits `settle` after any run of the device ended.
   lease_order o{4, 500ms};
-  o.admit(1, "job", 0, now, true);
-  o.admit(2, "job", 1, now, true);
-  o.admit(3, "tests", 0, now);
-  o.to_start(now);
-  o.wait(1, 10, now);
-  o.wait(2, 20, now);
-  o.wait(3, 30, now);
+  two_benches_and_a_test_waiting(o);
   EXPECT_EQ(o.grants(now), (std::vector<int>{10})) << "nothing ended yet";
   o.end(1, now);
   EXPECT_EQ(o.settle_left(now), 500ms);
