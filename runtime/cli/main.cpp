@@ -69,13 +69,15 @@ int list_devices(const std::vector<std::string>& files, bool json) {
   auto backend = cfg->devices.backend == "auto" ? (found ? "cuda" : "host")
                                                 : cfg->devices.backend;
   if (json) {
-    std::string out = fmt::format(
-        "{{\"backend\": {}, \"host_slots\": {}, \"lease\": {}, "
-        "\"startup_limit\": {}, \"lease_quiet\": {}, "
-        "\"lease_settle_ms\": {}, ",
-        kport::runtime::json_quote(backend), cfg->devices.host_slots,
-        cfg->devices.lease, cfg->devices.startup_limit,
-        cfg->devices.lease_quiet, cfg->devices.lease_settle_ms);
+    std::string out =
+        fmt::format("{{\"backend\": {}, \"host_slots\": {}, \"lease\": {}, "
+                    "\"startup_limit\": {}, \"lease_quiet\": {}, "
+                    "\"lease_hold\": {}, \"lease_settle_ms\": {}, ",
+                    kport::runtime::json_quote(backend),
+                    cfg->devices.host_slots, cfg->devices.lease,
+                    cfg->devices.startup_limit, cfg->devices.lease_quiet,
+                    kport::runtime::json_quote(cfg->devices.lease_hold),
+                    cfg->devices.lease_settle_ms);
     out += "\"cuda\": [";
     if (found)
       for (std::size_t i = 0; i < found->size(); ++i) {
@@ -104,9 +106,14 @@ int list_devices(const std::vector<std::string>& files, bool json) {
                             "waits for its device or holds it\n"
                           : "lease: not quiet, start-ups go on beside "
                             "benches\n");
-    if (cfg->devices.lease_settle_ms > 0)
-      std::printf("lease: a bench waits %d ms after a process of its CUDA "
-                  "device exited\n",
+    if (backend == "cuda")
+      std::printf("lease: a process waits for its device %s\n",
+                  cfg->devices.lease_hold == "init"
+                      ? "inside cuInit, before it has a context"
+                      : "at its first launch, copy or memset");
+    if (backend == "cuda" && cfg->devices.lease_settle_ms > 0)
+      std::printf("lease: a bench waits %d ms after a process of its device "
+                  "exited\n",
                   cfg->devices.lease_settle_ms);
   } else
     std::printf("lease: off, a device runs one process at a time\n");

@@ -41,6 +41,32 @@ TEST(cli_test, unknown_subcommand_and_missing_specs_are_usage_errors) {
   EXPECT_EQ(missing.exit_code, 2) << describe(missing);
 }
 
+TEST(cli_test, devices_says_how_the_lease_runs) {
+  auto host = kport({"devices"});
+  ASSERT_EQ(host.exit_code, 0) << describe(host);
+  EXPECT_TRUE(contains(host.out, "lease: on, 4 processes")) << describe(host);
+  EXPECT_TRUE(contains(host.out, "lease: quiet")) << describe(host);
+  // The hold point and the settle are CUDA's: said only for that backend.
+  EXPECT_FALSE(contains(host.out, "cuInit")) << describe(host);
+  temp_dir tmp;
+  auto cuda = tmp / "cuda.toml";
+  write_text(cuda, "[devices]\nbackend = \"cuda\"\n");
+  auto r = kport({"devices", "--config", cuda});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, "waits for its device inside cuInit"))
+      << describe(r);
+  EXPECT_TRUE(contains(r.out, "a bench waits 2000 ms after a process"))
+      << describe(r);
+  auto fast = tmp / "fast.toml";
+  write_text(fast, "[devices]\nbackend = \"cuda\"\nlease_hold = \"work\"\n"
+                   "lease_settle_ms = 0\nlease_quiet = false\n");
+  r = kport({"devices", "--config", fast, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.out, R"("lease_hold": "work", "lease_settle_ms": 0)"))
+      << describe(r);
+  EXPECT_TRUE(contains(r.out, R"("lease_quiet": false)")) << describe(r);
+}
+
 TEST(cli_test, schema_check_accepts_a_valid_translate_artifact) {
   temp_dir tmp;
   auto file = tmp / "good.json";
