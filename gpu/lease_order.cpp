@@ -152,10 +152,15 @@ lease_order::settle_left(clock::time_point now) const {
   if (!settling(now) || holder())
     return {};
   for (auto& [id, e] : runs_)
-    if (e.quiet && e.phase == lease_phase::waiting && eligible(id, e) &&
-        !busy_beside(id))
+    if (e.quiet && may_hold(id, e, true))
       return *last_end_ + settle_ - now;
   return {};
+}
+
+bool lease_order::may_hold(std::uint64_t run, const entry& e,
+                           bool settled) const {
+  return e.phase == lease_phase::waiting && eligible(run, e) &&
+         !(e.quiet && (busy_beside(run) || !settled));
 }
 
 bool lease_order::eligible(std::uint64_t run, const entry& e) const {
@@ -180,10 +185,9 @@ std::vector<int> lease_order::grants(clock::time_point now) {
   }
   const entry* best = nullptr;
   std::uint64_t best_id = 0;
+  auto settled = !settling(now);
   for (auto& [id, e] : runs_)
-    if (e.phase == lease_phase::waiting && eligible(id, e) &&
-        (!best || e.arrival < best->arrival) &&
-        !(e.quiet && (busy_beside(id) || settling(now)))) {
+    if ((!best || e.arrival < best->arrival) && may_hold(id, e, settled)) {
       best = &e;
       best_id = id;
     }

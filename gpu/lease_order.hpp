@@ -116,6 +116,9 @@ private:
 
   void enter(entry& e, lease_phase p, clock::time_point now);
   bool eligible(std::uint64_t run, const entry& e) const;
+  /// Whether `run` may take the device now, were it free (`settled`: no
+  /// run ended within the settle).
+  bool may_hold(std::uint64_t run, const entry& e, bool settled) const;
   int alive() const;
   bool busy_beside(std::uint64_t run) const;
   bool quiet_pending() const;
