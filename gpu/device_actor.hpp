@@ -33,7 +33,7 @@ struct device_options {
   /// lease: a quiet run (a bench) holds the device with nothing starting.
   bool lease_quiet = true;
   /// lease, cuda: how long a quiet run waits after a run of the device
-  /// ended (the driver frees an exited process's memory after it is gone).
+  /// ended (measured on the H200, cause not known: README, settled benches).
   std::chrono::milliseconds lease_settle{2000};
   std::string lease_dir; ///< where the lease socket's folder goes
 };

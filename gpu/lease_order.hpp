@@ -57,8 +57,9 @@ struct lease_counts {
 ///   benchmarks/results/h200-2026-12-03). Until then other waiting runs may
 ///   hold the device before it (never before an earlier run of their pair).
 /// - A quiet run also waits until no run of the device has ended for
-///   `settle`: the driver tears an exited process's context down after the
-///   process is gone.
+///   `settle`: on the H200, benches granted right after an exit had twice
+///   the lease-off share of outlier rounds (why is not known; not the
+///   driver's memory accounting, which is back before the exit is seen).
 /// - A run holds the lease until every process of it that asked released it
 ///   or closed its connection, or the run ended.
 class lease_order {

@@ -202,8 +202,7 @@ TEST_F(lease_order_test, a_quiet_run_waits_until_the_previous_holder_is_gone) {
 }
 
 TEST_F(lease_order_test, a_quiet_run_waits_for_the_device_to_settle) {
-  // The driver frees an exited process's context after the process is
-  // gone: a bench waits `settle` after any run of the device ended.
+  // A bench waits `settle` after any run of the device ended.
   lease_order o{4, 500ms};
   two_benches_and_a_test_waiting(o);
   EXPECT_EQ(o.grants(now), (std::vector<int>{10})) << "nothing ended yet";
