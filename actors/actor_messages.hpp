@@ -3,13 +3,13 @@
 // The messages and atoms of kport's actors. Include only from actor sources:
 // CAF headers are slow to compile.
 
-#include "actors/agent_driver.hpp"
-#include "config/port_spec.hpp"
-#include "gates/gate_context.hpp"
+#include "agents/agent_driver.hpp"
+#include "core/cancel_token.hpp"
+#include "devices/measured_run.hpp"
+#include "kport/port_spec.hpp"
 #include "messages/job_state_generated.h"
 #include "messages/stage_outcome_generated.h"
 #include "messages/verdict_generated.h"
-#include "runtime/cancel_token.hpp"
 
 #include <caf/all.hpp>
 #include <memory>
@@ -48,7 +48,7 @@ using final_verdict_msg = fb<msg::FinalVerdict>;
 /// A job to admit. The spec stays in this process: specs hold paths that
 /// mean nothing elsewhere, so this message is local only.
 struct job_request {
-  std::shared_ptr<const config::port_spec> spec;
+  std::shared_ptr<const port_spec> spec;
 };
 
 template<class Inspector>
@@ -71,8 +71,8 @@ typename Inspector::result_type inspect(Inspector& f, submit_reply& x) {
 
 /// A measured run for a device; local only (it carries a cancel token).
 struct run_request {
-  std::shared_ptr<const gates::measured_run> run;
-  runtime::cancel_token_ptr cancel;
+  std::shared_ptr<const devices::measured_run> run;
+  core::cancel_token_ptr cancel;
   std::uint64_t tag = 0; ///< echoed in the reply: which of a batch it was
 };
 
@@ -84,7 +84,7 @@ typename Inspector::result_type inspect(Inspector& f, run_request& x) {
 
 /// A device's answer: the run's result, or why it could not run.
 struct run_reply {
-  std::shared_ptr<const gates::run_result> result;
+  std::shared_ptr<const devices::run_result> result;
   std::string error;
   /// The device itself misbehaved (not the program it ran): counts towards
   /// draining it.
@@ -164,9 +164,9 @@ using pool_actor = caf::typed_actor<
 
 /// What every port actor shares: settings, the pool, the builtin agents.
 struct job_environment {
-  std::shared_ptr<const config::kport_config> cfg;
+  std::shared_ptr<const engine_config> cfg;
   pool_actor pool;
-  agent_registry_ptr agents;
+  agents::agent_registry_ptr agents;
   std::string inject_path;
   std::string runs_dir;
 };

@@ -1,11 +1,12 @@
 #include "actors/attempt.hpp"
 
-#include "actors/agent_driver.hpp"
-#include "actors/agent_result.hpp"
+#include "agents/agent_driver.hpp"
+#include "agents/agent_result.hpp"
+#include "core/atomic_file.hpp"
 #include "gates/correctness_gate.hpp"
+#include "gates/gate_context.hpp"
 #include "gates/performance_gate.hpp"
 #include "gates/structure_gate.hpp"
-#include "runtime/atomic_file.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -54,23 +55,23 @@ void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
                         std::chrono::duration<double>(plan.def.deadline));
   inv.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(limit);
   inv.cancel = plan.cancel.get();
-  auto ran = run_agent(inv, *plan.env->agents);
+  auto ran = agents::run_agent(inv, *plan.env->agents);
   if (!ran) {
-    report(self, port, plan, config::agent_error, "", ran.err().message, "");
+    report(self, port, plan, pipeline::agent_error, "", ran.err().message, "");
     return;
   }
-  auto checked =
-      check_agent_result(plan.attempt_dir, inv.result_path, plan.def.schema);
+  auto checked = agents::check_agent_result(plan.attempt_dir, inv.result_path,
+                                            plan.def.schema);
   if (!checked) {
-    report(self, port, plan, config::agent_error, "", checked.err().message,
+    report(self, port, plan, pipeline::agent_error, "", checked.err().message,
            "");
     return;
   }
   // Keep the checked binary beside the agent's JSON: later stages and the
   // evidence read what kport validated, not what the agent may rewrite.
   auto base = (dir / "result").string();
-  if (auto w = runtime::write_file_atomic(base + ".bin", checked->binary); !w) {
-    report(self, port, plan, config::agent_error, "", w.err().message, "");
+  if (auto w = core::write_file_atomic(base + ".bin", checked->binary); !w) {
+    report(self, port, plan, pipeline::agent_error, "", w.err().message, "");
     return;
   }
   report(self, port, plan, checked->verdict, checked->qualifier, "",
@@ -132,13 +133,13 @@ void gate_attempt(caf::blocking_actor* self, attempt_plan plan,
       };
   gates::gate_outcome g;
   switch (plan.def.gate) {
-  case config::gate_type::structure:
+  case pipeline::gate_type::structure:
     g = gates::run_structure_gate(ctx);
     break;
-  case config::gate_type::correctness:
+  case pipeline::gate_type::correctness:
     g = gates::run_correctness_gate(ctx);
     break;
-  case config::gate_type::performance:
+  case pipeline::gate_type::performance:
     g = gates::run_performance_gate(ctx);
     break;
   }

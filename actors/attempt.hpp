@@ -1,7 +1,7 @@
 #pragma once
 
 #include "actors/actor_messages.hpp"
-#include "config/pipeline_table.hpp"
+#include "pipeline/pipeline_table.hpp"
 
 #include <string>
 
@@ -16,10 +16,10 @@ struct attempt_plan {
   std::string attempt_dir;
   std::string stage;
   int attempt = 0;
-  config::stage_def def;
-  std::shared_ptr<const config::port_spec> spec;
+  pipeline::stage_def def;
+  std::shared_ptr<const port_spec> spec;
   job_environment_ptr env;
-  runtime::cancel_token_ptr cancel;
+  core::cancel_token_ptr cancel;
   std::string task_path; ///< agent stages: the task written for the agent
 };
 

@@ -1,12 +1,12 @@
 #include "actors/port_actor.hpp"
 
 #include "actors/attempt.hpp"
+#include "core/atomic_file.hpp"
+#include "evidence/artifact_store.hpp"
 #include "messages/diagnose_ir_generated.h"
 #include "messages/diagnose_perf_generated.h"
 #include "messages/gate_report_generated.h"
-#include "runtime/artifact_store.hpp"
-#include "runtime/atomic_file.hpp"
-#include "runtime/schema.hpp"
+#include "messages/schema.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -27,7 +27,7 @@ std::string binary_of(const flatbuffers::FlatBufferBuilder& fbb) {
 /// job back to.
 std::unique_ptr<msg::DiagnosisT> load_diagnosis(const std::string& bin_path,
                                                 const std::string& schema) {
-  auto bin = runtime::read_file(bin_path, 16u << 20);
+  auto bin = core::read_file(bin_path, 16u << 20);
   if (!bin)
     return nullptr;
   const msg::Diagnosis* d = nullptr;
@@ -42,15 +42,15 @@ std::unique_ptr<msg::DiagnosisT> load_diagnosis(const std::string& bin_path,
 std::unique_ptr<msg::GateReportT> load_report(const std::string& json_path) {
   if (json_path.empty())
     return nullptr;
-  auto bin = runtime::read_file(
-      json_path.substr(0, json_path.size() - 5) + ".bin", 64u << 20);
+  auto bin = core::read_file(json_path.substr(0, json_path.size() - 5) + ".bin",
+                             64u << 20);
   if (!bin)
     return nullptr;
   return std::unique_ptr<msg::GateReportT>(
       msg::GetGateReport(bin->data())->UnPack());
 }
 
-result<std::string> write_task(self_ptr self, const config::stage_def& def,
+result<std::string> write_task(self_ptr self, const pipeline::stage_def& def,
                                const std::string& attempt_dir) {
   auto& st = self->state;
   msg::TaskT task;
@@ -80,21 +80,21 @@ result<std::string> write_task(self_ptr self, const config::stage_def& def,
     task.artifacts.push_back(std::move(ref));
   }
   // The evidence that sent the job here: a diagnosis, or a failed gate.
-  auto* prev = st.spec ? self->state.env->cfg->pipeline.find(st.previous_stage)
+  auto* prev = st.spec ? self->state.env->cfg->pipeline->find(st.previous_stage)
                        : nullptr;
-  if (prev && prev->kind == config::stage_kind::agent &&
+  if (prev && prev->kind == pipeline::stage_kind::agent &&
       !st.last_diagnosis.empty() && st.previous_stage != st.stage)
     task.diagnosis = load_diagnosis(st.last_diagnosis, prev->schema);
-  if (prev && prev->kind == config::stage_kind::gate)
+  if (prev && prev->kind == pipeline::stage_kind::gate)
     task.gate_report = st.last_gate_report;
   flatbuffers::FlatBufferBuilder fbb;
   msg::FinishTaskBuffer(fbb, msg::Task::Pack(fbb, &task));
   auto base = (fs::path{attempt_dir} / "task").string();
-  if (auto r = runtime::store_artifact(base, "task", binary_of(fbb)); !r)
+  if (auto r = evidence::store_artifact(base, "task", binary_of(fbb)); !r)
     return std::move(r).err();
   if (!fs::exists(task.schema_path))
-    if (auto schema = runtime::schema_text(def.schema))
-      if (auto r = runtime::write_file_atomic(task.schema_path, *schema); !r)
+    if (auto schema = messages::schema_text(def.schema))
+      if (auto r = core::write_file_atomic(task.schema_path, *schema); !r)
         return std::move(r).err();
   return base + ".json";
 }
@@ -104,7 +104,7 @@ void finish(self_ptr self, const std::string& state, std::string reason);
 /// Starts the next attempt of `stage` in its own thread.
 void launch(self_ptr self, const std::string& stage) {
   auto& st = self->state;
-  auto* def = st.env->cfg->pipeline.find(stage);
+  auto* def = st.env->cfg->pipeline->find(stage);
   st.progress.start(stage);
   st.stage = stage;
   st.attempt = st.progress.attempts_of(stage);
@@ -124,14 +124,14 @@ void launch(self_ptr self, const std::string& stage) {
   plan.def = *def;
   plan.spec = st.spec;
   plan.env = st.env;
-  st.cancel = runtime::make_cancel_token();
+  st.cancel = core::make_cancel_token();
   plan.cancel = st.cancel;
   if (ec) {
     finish(self, "BLOCKED",
            fmt::format("cannot create `{}`: {}", dir.string(), ec.message()));
     return;
   }
-  if (def->kind == config::stage_kind::agent) {
+  if (def->kind == pipeline::stage_kind::agent) {
     auto task = write_task(self, *def, plan.attempt_dir);
     if (!task) {
       finish(self, "BLOCKED",
@@ -148,7 +148,7 @@ void launch(self_ptr self, const std::string& stage) {
   // An agent's own timeout is the stage deadline (its driver kills it and the
   // attempt ends AGENT_ERROR, within the cap); this is the backstop for a
   // driver that does not return. Gates have no other stage-level limit.
-  auto limit = def->kind == config::stage_kind::agent
+  auto limit = def->kind == pipeline::stage_kind::agent
                    ? def->deadline + std::chrono::seconds{10}
                    : def->deadline;
   self->delayed_send(self, limit, deadline_atom_v, st.seq);
@@ -156,7 +156,7 @@ void launch(self_ptr self, const std::string& stage) {
 
 /// Attempts per stage, as JobState and FinalVerdict carry them.
 std::vector<std::unique_ptr<msg::StageAttemptsT>>
-attempts_message(const config::job_progress& progress) {
+attempts_message(const pipeline::job_progress& progress) {
   std::vector<std::unique_ptr<msg::StageAttemptsT>> out;
   for (auto& [stage, n] : progress.attempts) {
     auto a = std::make_unique<msg::StageAttemptsT>();
@@ -200,18 +200,18 @@ void finish(self_ptr self, const std::string& state, std::string reason) {
   v.repair_cycles = st.progress.repair_cycles;
   for (auto& t : st.history)
     v.history.push_back(std::make_unique<msg::TransitionT>(*t));
-  auto find_gate = [&](config::gate_type g) -> std::string {
-    for (auto& def : st.env->cfg->pipeline.stages)
-      if (def.kind == config::stage_kind::gate && def.gate == g)
+  auto find_gate = [&](pipeline::gate_type g) -> std::string {
+    for (auto& def : st.env->cfg->pipeline->stages)
+      if (def.kind == pipeline::stage_kind::gate && def.gate == g)
         if (auto i = st.latest.find(def.name); i != st.latest.end())
           return i->second.first;
     return {};
   };
-  if (auto r = load_report(find_gate(config::gate_type::correctness))) {
+  if (auto r = load_report(find_gate(pipeline::gate_type::correctness))) {
     v.tests = std::move(r->tests);
     v.proof = std::move(r->proof);
   }
-  if (auto r = load_report(find_gate(config::gate_type::performance)))
+  if (auto r = load_report(find_gate(pipeline::gate_type::performance)))
     v.perf = std::move(r->perf);
   if (!v.proof)
     v.proof = std::make_unique<msg::ProofT>();
@@ -224,7 +224,7 @@ void finish(self_ptr self, const std::string& state, std::string reason) {
   flatbuffers::FlatBufferBuilder fbb;
   msg::FinishFinalVerdictBuffer(fbb, msg::FinalVerdict::Pack(fbb, &v));
   auto bin = binary_of(fbb);
-  if (auto r = runtime::store_artifact(
+  if (auto r = evidence::store_artifact(
           (fs::path{st.job_dir} / "verdict").string(), "verdict", bin);
       !r)
     v.reason += fmt::format(" (verdict.json could not be written: {})",
@@ -239,23 +239,23 @@ void on_outcome(self_ptr self, const msg::StageOutcome& out) {
   if (st.done || out.stage()->str() != st.stage || out.attempt() != st.attempt)
     return; // a late outcome of an attempt already given up
   st.running = caf::actor{};
-  config::stage_outcome o;
+  pipeline::stage_outcome o;
   o.stage = out.stage()->str();
   o.attempt = out.attempt();
   o.verdict = out.verdict()->str();
   o.qualifier = out.qualifier() ? out.qualifier()->str() : "";
   o.reason = out.reason() ? out.reason()->str() : "";
   auto artifact = out.artifact() ? out.artifact()->str() : "";
-  auto* def = st.env->cfg->pipeline.find(o.stage);
+  auto* def = st.env->cfg->pipeline->find(o.stage);
   if (!artifact.empty()) {
     st.latest[o.stage] = {artifact, o.attempt};
-    if (def->kind == config::stage_kind::gate)
+    if (def->kind == pipeline::stage_kind::gate)
       st.last_gate_report = artifact;
     else if (def->schema.rfind("diagnose", 0) == 0)
       st.last_diagnosis =
           artifact.substr(0, artifact.size() - 5) + ".bin"; // result.bin
   }
-  auto r = config::next_stage(st.env->cfg->pipeline, o, st.progress);
+  auto r = pipeline::next_stage(*st.env->cfg->pipeline, o, st.progress);
   if (r.repair_cycle)
     ++st.progress.repair_cycles;
   auto t = std::make_unique<msg::TransitionT>();
@@ -278,7 +278,7 @@ void on_outcome(self_ptr self, const msg::StageOutcome& out) {
 } // namespace
 
 caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
-                         std::shared_ptr<const config::port_spec> spec,
+                         std::shared_ptr<const port_spec> spec,
                          job_environment_ptr env, caf::actor supervisor,
                          std::shared_ptr<job_resume> resume) {
   auto& st = self->state;
@@ -306,7 +306,7 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
     out.job = st.job;
     out.stage = st.stage;
     out.attempt = st.attempt;
-    out.verdict = config::agent_error;
+    out.verdict = pipeline::agent_error;
     out.reason = fmt::format("internal: the {} attempt stopped without an "
                              "outcome: {}",
                              st.stage, self->system().render(dm.reason));
@@ -328,9 +328,9 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
         if (!st.spec->path.empty())
           fs::copy_file(st.spec->path, fs::path{st.job_dir} / "spec.toml",
                         fs::copy_options::overwrite_existing, ec);
-        self->delayed_send(self, st.env->cfg->pipeline.job_deadline,
+        self->delayed_send(self, st.env->cfg->pipeline->job_deadline,
                            deadline_atom_v, 0);
-        launch(self, resume ? resume->next : st.env->cfg->pipeline.first);
+        launch(self, resume ? resume->next : st.env->cfg->pipeline->first);
       },
       [=](const stage_outcome_msg& m) { on_outcome(self, *m.get()); },
       [=](deadline_atom, int seq) {
@@ -341,10 +341,10 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
           finish(self, "REJECTED",
                  fmt::format("deadline: the job ran past its deadline of {} s "
                              "(in {} attempt {})",
-                             st.env->cfg->pipeline.job_deadline.count(),
+                             st.env->cfg->pipeline->job_deadline.count(),
                              st.stage, st.attempt));
         } else if (seq == st.seq && st.running) {
-          auto* def = st.env->cfg->pipeline.find(st.stage);
+          auto* def = st.env->cfg->pipeline->find(st.stage);
           finish(self, "REJECTED",
                  fmt::format("deadline: stage {} attempt {} ran past its "
                              "deadline of {} s",

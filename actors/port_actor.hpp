@@ -1,8 +1,8 @@
 #pragma once
 
 #include "actors/actor_messages.hpp"
-#include "config/routing.hpp"
 #include "messages/task_generated.h"
+#include "pipeline/routing.hpp"
 
 #include <chrono>
 #include <optional>
@@ -12,7 +12,7 @@ namespace kport::actors {
 
 /// Where a job resumes after its port actor was restarted.
 struct job_resume {
-  config::job_progress progress;
+  pipeline::job_progress progress;
   std::vector<std::unique_ptr<msg::TransitionT>> history;
   std::string next;
 };
@@ -20,13 +20,13 @@ struct job_resume {
 /// One job's state: what it has used, where its evidence goes, what runs.
 struct port_state {
   std::string job;
-  std::shared_ptr<const config::port_spec> spec;
+  std::shared_ptr<const port_spec> spec;
   job_environment_ptr env;
   caf::actor supervisor;
   std::string job_dir;
   std::string workspace;
   std::string reference_out;
-  config::job_progress progress;
+  pipeline::job_progress progress;
   std::vector<std::unique_ptr<msg::TransitionT>> history;
   /// stage -> (artifact path, attempt that wrote it)
   std::map<std::string, std::pair<std::string, int>> latest;
@@ -37,7 +37,7 @@ struct port_state {
   std::string stage;
   int attempt = 0;
   int seq = 0;
-  runtime::cancel_token_ptr cancel;
+  core::cancel_token_ptr cancel;
   caf::actor running;
   bool done = false;
   std::chrono::steady_clock::time_point started;
@@ -48,7 +48,7 @@ struct port_state {
 /// outcome through the pipeline table, ends in exactly one final state
 /// with verdict.json in the evidence bundle.
 caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
-                         std::shared_ptr<const config::port_spec> spec,
+                         std::shared_ptr<const port_spec> spec,
                          job_environment_ptr env, caf::actor supervisor,
                          std::shared_ptr<job_resume> resume);
 

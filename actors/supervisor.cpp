@@ -1,6 +1,6 @@
 #include "actors/supervisor.hpp"
 
-#include "runtime/artifact_store.hpp"
+#include "evidence/artifact_store.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -65,7 +65,7 @@ void end_without_port(self_ptr self, const std::string& job,
   std::string bin{reinterpret_cast<const char*>(fbb.GetBufferPointer()),
                   fbb.GetSize()};
   if (auto r =
-          runtime::store_artifact((dir / "verdict").string(), "verdict", bin);
+          evidence::store_artifact((dir / "verdict").string(), "verdict", bin);
       !r)
     spdlog::error("{}: {}", job, r.err().message);
   self->send(self,
@@ -76,7 +76,8 @@ void end_without_port(self_ptr self, const std::string& job,
 
 supervisor_actor::behavior_type
 supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
-           job_environment_ptr env, std::shared_ptr<runtime::journal> journal) {
+           job_environment_ptr env,
+           std::shared_ptr<evidence::journal> journal) {
   self->state.env = std::move(env);
   self->state.journal = journal;
   auto* jr = journal.get(); // lives as long as the state that holds it
@@ -88,7 +89,7 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
       e.port = caf::actor{};
       auto why = self->system().render(dm.reason);
       if (e.restarts < max_restarts && !e.next.empty() &&
-          !config::is_final_state(e.next)) {
+          !pipeline::is_final_state(e.next)) {
         ++e.restarts;
         spdlog::warn("{}: port actor stopped ({}); restart {} of {} at {}", job,
                      why, e.restarts, max_restarts, e.next);
@@ -168,7 +169,7 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
         auto* t = js->last();
         e.history.push_back(std::unique_ptr<msg::TransitionT>(t->UnPack()));
         e.next = t->next()->str();
-        e.progress = config::job_progress{};
+        e.progress = pipeline::job_progress{};
         for (auto* a : *js->attempts())
           e.progress.attempts[a->stage()->str()] = a->attempts();
         e.progress.repair_cycles = js->repair_cycles();

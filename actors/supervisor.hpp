@@ -2,7 +2,7 @@
 
 #include "actors/actor_messages.hpp"
 #include "actors/port_actor.hpp"
-#include "runtime/journal.hpp"
+#include "evidence/journal.hpp"
 
 #include <deque>
 #include <map>
@@ -21,12 +21,12 @@ using supervisor_actor = caf::typed_actor<
 
 /// One job as the supervisor tracks it.
 struct job_entry {
-  std::shared_ptr<const config::port_spec> spec;
+  std::shared_ptr<const port_spec> spec;
   caf::actor port;
   std::optional<final_verdict_msg> final;
   std::vector<caf::typed_response_promise<final_verdict_msg>> waiters;
   std::vector<std::unique_ptr<msg::TransitionT>> history;
-  config::job_progress progress;
+  pipeline::job_progress progress;
   std::string next; ///< where the job goes after its last transition
   int restarts = 0;
 };
@@ -38,7 +38,7 @@ struct supervisor_state {
   std::deque<std::string> queue;
   int running = 0;
   int next_id = 1;
-  std::shared_ptr<runtime::journal> journal; ///< null when disabled
+  std::shared_ptr<evidence::journal> journal; ///< null when disabled
   std::vector<caf::actor> subscribers;
   static inline const char* name = "supervisor";
 };
@@ -48,6 +48,6 @@ inline constexpr int max_restarts = 2;
 
 supervisor_actor::behavior_type
 supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
-           job_environment_ptr env, std::shared_ptr<runtime::journal> journal);
+           job_environment_ptr env, std::shared_ptr<evidence::journal> journal);
 
 } // namespace kport::actors

@@ -25,7 +25,7 @@ add_library(kport_xxhash INTERFACE)
 target_include_directories(kport_xxhash SYSTEM INTERFACE ${XXHASH_INCLUDE_DIR})
 target_link_libraries(kport_xxhash INTERFACE ${XXHASH_LIBRARY})
 
-# CUDA toolkit: NVTX3 headers (header-only) and CUPTI, used by gpu/inject.
+# CUDA toolkit: NVTX3 headers (header-only) and CUPTI, used by trace/inject.
 set(KPORT_CUDA_ROOT /usr/local/cuda CACHE PATH "CUDA toolkit root")
 
 if(KPORT_BUILD_TESTS)

@@ -1,12 +1,17 @@
-#include "config/port_spec.hpp"
+#include "kport/port_spec.hpp"
 
 #include "config/toml_reader.hpp"
-#include "runtime/atomic_file.hpp"
+#include "core/atomic_file.hpp"
+#include "pipeline/pipeline_table.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
 
-namespace kport::config {
+namespace kport {
+
+// The public loaders (kport/config.hpp, kport/port_spec.hpp) over the
+// config layer's reader.
+using namespace config;
 
 namespace fs = std::filesystem;
 
@@ -84,7 +89,7 @@ void check_agent(toml_reader& r, std::string_view key, const agent_config& a) {
 }
 
 port_spec decode(const toml::table& t, const std::string& name,
-                 const std::string& dir, const kport_config& cfg) {
+                 const std::string& dir, const engine_config& cfg) {
   port_spec s;
   s.dir = dir;
   toml_reader r{t, name, ""};
@@ -155,8 +160,8 @@ port_spec decode(const toml::table& t, const std::string& name,
     for (auto& [stage, body] : stages) {
       if (stage == "env")
         continue;
-      auto* def = cfg.pipeline.find(stage);
-      if (!def || def->kind != stage_kind::agent)
+      auto* def = cfg.pipeline->find(stage);
+      if (!def || def->kind != pipeline::stage_kind::agent)
         ar.fail_at(stage, "is not an agent stage of the pipeline table");
       auto sr = ar.sub(stage, *body);
       s.agents[stage] = read_agent(sr, s.default_agent, dir);
@@ -164,8 +169,8 @@ port_spec decode(const toml::table& t, const std::string& name,
   } else {
     s.default_agent = defaults;
   }
-  for (auto& st : cfg.pipeline.stages)
-    if (st.kind == stage_kind::agent)
+  for (auto& st : cfg.pipeline->stages)
+    if (st.kind == pipeline::stage_kind::agent)
       check_agent(r, fmt::format("agents.{}", st.name), s.agent_for(st.name));
   r.finish();
   return s;
@@ -176,7 +181,7 @@ port_spec decode(const toml::table& t, const std::string& name,
 result<port_spec> parse_port_spec(std::string_view text,
                                   const std::string& name,
                                   const std::string& dir,
-                                  const kport_config& cfg) {
+                                  const engine_config& cfg) {
   try {
     auto t = parse_toml(text, name);
     return decode(t, name, dir, cfg);
@@ -186,10 +191,10 @@ result<port_spec> parse_port_spec(std::string_view text,
 }
 
 result<port_spec> load_port_spec(const std::string& path,
-                                 const kport_config& cfg) {
+                                 const engine_config& cfg) {
   std::error_code ec;
   auto abs = fs::weakly_canonical(fs::absolute(path, ec), ec);
-  auto text = runtime::read_file(abs.string(), 1u << 20);
+  auto text = core::read_file(abs.string(), 1u << 20);
   if (!text)
     return fail(error_code::config,
                 fmt::format("cannot read port spec: {}", text.err().message));
@@ -199,4 +204,4 @@ result<port_spec> load_port_spec(const std::string& path,
   return spec;
 }
 
-} // namespace kport::config
+} // namespace kport

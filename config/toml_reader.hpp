@@ -1,6 +1,6 @@
 #pragma once
 
-#include "runtime/error.hpp"
+#include "kport/error.hpp"
 
 #include <chrono>
 #include <set>

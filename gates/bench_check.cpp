@@ -1,8 +1,8 @@
 #include "gates/bench_check.hpp"
 
+#include "core/atomic_file.hpp"
 #include "messages/bench_check_generated.h"
-#include "runtime/atomic_file.hpp"
-#include "runtime/schema.hpp"
+#include "messages/schema.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -49,7 +49,7 @@ result<bench_checks> read_bench_checks(const std::string& path) {
   if (!std::filesystem::exists(path, ec))
     return out;
   // A check line per config: a few KiB even for many inputs and iterations.
-  auto text = runtime::read_file(path, 64u << 20);
+  auto text = core::read_file(path, 64u << 20);
   if (!text)
     return std::move(text).err();
   out.present = true;
@@ -61,8 +61,8 @@ result<bench_checks> read_bench_checks(const std::string& path) {
     pos = end + 1;
     if (json.find_first_not_of(" \t\r") == std::string_view::npos)
       continue;
-    auto bin = runtime::artifact_from_json("bench_check", json,
-                                           fmt::format("{}:{}", path, line));
+    auto bin = messages::artifact_from_json("bench_check", json,
+                                            fmt::format("{}:{}", path, line));
     if (!bin)
       return std::move(bin).err();
     const auto* c = msg::GetBenchCheck(bin->data());

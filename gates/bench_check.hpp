@@ -4,7 +4,7 @@
 // config, digests of the last timed call's outputs and of every timed
 // call's inputs before and after it.
 
-#include "runtime/error.hpp"
+#include "kport/error.hpp"
 
 #include <cstdint>
 #include <map>

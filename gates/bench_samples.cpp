@@ -5,7 +5,7 @@
 
 namespace kport::gates {
 
-run_samples samples_from_traces(const std::vector<gpu::trace>& traces,
+run_samples samples_from_traces(const std::vector<trace::trace>& traces,
                                 time_source source) {
   run_samples out;
   for (auto& t : traces) {

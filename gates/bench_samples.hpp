@@ -1,7 +1,7 @@
 #pragma once
 
 #include "gates/bench_windows.hpp"
-#include "gpu/trace_file.hpp"
+#include "trace/trace_file.hpp"
 
 #include <compare>
 #include <map>
@@ -40,7 +40,7 @@ enum class time_source { range_wall, kernel_sum };
 /// Reads every `kport:<config>` range of a bench run's traces as one
 /// iteration of that config; a kernel counts for the range it was launched
 /// in, or the nearest such range around it (bench_windows.hpp).
-run_samples samples_from_traces(const std::vector<gpu::trace>& traces,
+run_samples samples_from_traces(const std::vector<trace::trace>& traces,
                                 time_source source);
 
 /// "a,b" (shown names) for a report; "(no kernel)" for an empty set.

@@ -13,8 +13,8 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 
 } // namespace
 
-std::vector<kernel_window> kernel_windows(const gpu::trace& t) {
-  std::unordered_map<std::int64_t, const gpu::trace_range*> by_id;
+std::vector<kernel_window> kernel_windows(const trace::trace& t) {
+  std::unordered_map<std::int64_t, const trace::trace_range*> by_id;
   for (auto& r : t.ranges)
     by_id.emplace(r.id, &r);
   // Memoised per launch range: a bench launches thousands of kernels from a
@@ -51,7 +51,7 @@ std::vector<kernel_window> kernel_windows(const gpu::trace& t) {
   return out;
 }
 
-std::vector<timed_range> timed_ranges(const gpu::trace& t) {
+std::vector<timed_range> timed_ranges(const trace::trace& t) {
   std::vector<timed_range> out;
   for (auto& r : t.ranges) {
     std::string_view name{r.name};
@@ -66,7 +66,7 @@ std::vector<timed_range> timed_ranges(const gpu::trace& t) {
 }
 
 std::string overlapping_config(const std::vector<timed_range>& ranges,
-                               const gpu::trace_kernel& k) {
+                               const trace::trace_kernel& k) {
   for (auto& r : ranges)
     if (r.start_ns <= k.start_ns && k.start_ns <= r.end_ns)
       return r.config;

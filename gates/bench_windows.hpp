@@ -4,7 +4,7 @@
 // timed `kport:<config>` range, inside a `kport.warmup:<config>` range, or
 // outside both (DESIGN.md section 5).
 
-#include "gpu/trace_file.hpp"
+#include "trace/trace_file.hpp"
 
 #include <cstdint>
 #include <string>
@@ -34,7 +34,7 @@ struct kernel_window {
 /// kernel belongs to the nearest range of the bench convention among its
 /// launch range and that range's ancestors, so ranges a library opens
 /// inside a timed call do not hide the call's kernels from it.
-std::vector<kernel_window> kernel_windows(const gpu::trace& t);
+std::vector<kernel_window> kernel_windows(const trace::trace& t);
 
 /// The timed ranges of a trace as (config, range id), each config's in the
 /// order they opened: position i + 1 is the iteration number.
@@ -43,11 +43,11 @@ struct timed_range {
   std::int64_t id = -1;
   std::uint64_t start_ns = 0, end_ns = 0;
 };
-std::vector<timed_range> timed_ranges(const gpu::trace& t);
+std::vector<timed_range> timed_ranges(const trace::trace& t);
 
 /// The config of the timed range that was open (on any thread) when a
 /// kernel started executing, or "": where out-of-window work overlapped.
 std::string overlapping_config(const std::vector<timed_range>& ranges,
-                               const gpu::trace_kernel& k);
+                               const trace::trace_kernel& k);
 
 } // namespace kport::gates

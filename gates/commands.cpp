@@ -1,6 +1,6 @@
 #include "gates/commands.hpp"
 
-#include "runtime/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -36,11 +36,11 @@ std::vector<std::string> substitute(const std::vector<std::string>& argv,
   return out;
 }
 
-runtime::process_spec side_process(const gate_context& ctx, side s,
-                                   const std::vector<std::string>& argv,
-                                   const std::string& log_path,
-                                   std::chrono::seconds timeout) {
-  runtime::process_spec p;
+core::process_spec side_process(const gate_context& ctx, side s,
+                                const std::vector<std::string>& argv,
+                                const std::string& log_path,
+                                std::chrono::seconds timeout) {
+  core::process_spec p;
   p.argv = substitute(argv, ctx);
   p.cwd = s == side::reference ? ctx.spec->reference.dir : ctx.workspace;
   p.log_path = log_path;
@@ -73,7 +73,7 @@ result<void> ensure_reference_built(const gate_context& ctx) {
   auto log = (fs::path{ctx.job_dir} / "reference-build.log").string();
   auto p = side_process(ctx, side::reference, ctx.spec->reference.build, log,
                         ctx.cfg->gates.build_timeout);
-  auto out = runtime::run_process(p, ctx.cancel);
+  auto out = core::run_process(p, ctx.cancel);
   if (!out)
     return fail(error_code::process,
                 fmt::format("reference build: {}", out.err().message));
@@ -81,14 +81,14 @@ result<void> ensure_reference_built(const gate_context& ctx) {
     return fail(error_code::process,
                 fmt::format("reference build failed ({}); see {}",
                             out->describe(), log));
-  return runtime::write_file_atomic(marker.string(), "built\n");
+  return core::write_file_atomic(marker.string(), "built\n");
 }
 
-result<runtime::process_outcome> build_target(const gate_context& ctx,
-                                              const std::string& log_path) {
+result<core::process_outcome> build_target(const gate_context& ctx,
+                                           const std::string& log_path) {
   auto p = side_process(ctx, side::candidate, ctx.spec->target.build, log_path,
                         ctx.cfg->gates.build_timeout);
-  return runtime::run_process(p, ctx.cancel);
+  return core::run_process(p, ctx.cancel);
 }
 
 } // namespace kport::gates

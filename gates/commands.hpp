@@ -18,17 +18,17 @@ std::vector<std::string> substitute(const std::vector<std::string>& argv,
 
 /// A process for one of the spec's commands: cwd, the KPORT_* environment,
 /// its log and its timeout.
-runtime::process_spec side_process(const gate_context& ctx, side s,
-                                   const std::vector<std::string>& argv,
-                                   const std::string& log_path,
-                                   std::chrono::seconds timeout);
+core::process_spec side_process(const gate_context& ctx, side s,
+                                const std::vector<std::string>& argv,
+                                const std::string& log_path,
+                                std::chrono::seconds timeout);
 
 /// Builds the reference once per job (a marker in {out} remembers it).
 result<void> ensure_reference_built(const gate_context& ctx);
 
 /// Runs the target's build command in the workspace, if the spec has one.
 /// Returns the outcome, or nothing when there is no build command.
-result<runtime::process_outcome> build_target(const gate_context& ctx,
-                                              const std::string& log_path);
+result<core::process_outcome> build_target(const gate_context& ctx,
+                                           const std::string& log_path);
 
 } // namespace kport::gates

@@ -1,9 +1,9 @@
 #include "gates/correctness_gate.hpp"
 
+#include "core/atomic_file.hpp"
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
 #include "gates/proof.hpp"
-#include "runtime/atomic_file.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -12,7 +12,7 @@ namespace kport::gates {
 
 namespace fs = std::filesystem;
 
-correctness_decision decide_correctness(const runtime::process_outcome& run,
+correctness_decision decide_correctness(const core::process_outcome& run,
                                         const std::optional<test_counts>& c) {
   if (run.cancelled)
     return {"FAIL", "env", "the test run was cancelled"};
@@ -50,7 +50,7 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
     auto log = (dir / "build.log").string();
     auto p = side_process(ctx, side::candidate, ctx.spec->target.build, log,
                           ctx.cfg->gates.build_timeout);
-    auto built = runtime::run_process(p, ctx.cancel);
+    auto built = core::run_process(p, ctx.cancel);
     add_run(report, "build", p, built ? &*built : nullptr);
     if (!built)
       return fail_with("env", fmt::format("cannot run the target build: {}",
@@ -100,11 +100,11 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
     std::optional<std::string> product_hash;
     if (!ctx.spec->target.product.empty()) {
       auto path = (fs::path{ctx.workspace} / ctx.spec->target.product).string();
-      auto bytes = runtime::read_file(path, 512u << 20);
+      auto bytes = core::read_file(path, 512u << 20);
       if (!bytes)
         return fail_with("kernel", fmt::format("the build product: {}",
                                                bytes.err().message));
-      product_hash = gpu::module_hash(bytes->data(), bytes->size());
+      product_hash = trace::module_hash(bytes->data(), bytes->size());
     }
     auto proof = collect_proof(result->traces, *ctx.spec, product_hash);
     report.proof = std::make_unique<msg::ProofT>();

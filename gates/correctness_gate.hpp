@@ -1,9 +1,9 @@
 #pragma once
 
+#include "core/process_runner.hpp"
 #include "gates/gate_context.hpp"
 #include "gates/integrity.hpp"
 #include "gates/test_counts.hpp"
-#include "runtime/process_runner.hpp"
 
 #include <optional>
 
@@ -19,7 +19,7 @@ struct correctness_decision {
 
 /// Passes only when the suite ran to its end, executed > 0 tests and none
 /// failed: skips alone are a FAIL (the integrity rule no_tests_ran).
-correctness_decision decide_correctness(const runtime::process_outcome& run,
+correctness_decision decide_correctness(const core::process_outcome& run,
                                         const std::optional<test_counts>& c);
 
 /// Builds the target, runs the real test suite on a device, decides.

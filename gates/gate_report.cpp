@@ -1,6 +1,6 @@
 #include "gates/gate_report.hpp"
 
-#include "runtime/artifact_store.hpp"
+#include "evidence/artifact_store.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -8,7 +8,7 @@
 namespace kport::gates {
 
 void add_run(msg::GateReportT& report, const std::string& what,
-             const runtime::process_spec& p, const runtime::process_outcome* o,
+             const core::process_spec& p, const core::process_outcome* o,
              const std::string& trace_dir) {
   auto r = std::make_unique<msg::RunRecordT>();
   r->what = what;
@@ -153,7 +153,7 @@ gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report) {
   msg::FinishGateReportBuffer(fbb, msg::GateReport::Pack(fbb, &report));
   std::string bin{reinterpret_cast<const char*>(fbb.GetBufferPointer()),
                   fbb.GetSize()};
-  if (auto r = runtime::store_artifact(out.report, "gate_report", bin); !r) {
+  if (auto r = evidence::store_artifact(out.report, "gate_report", bin); !r) {
     // A gate whose evidence cannot be stored cannot pass: kport would have
     // nothing to show for its verdict.
     out.verdict = "BLOCKED";

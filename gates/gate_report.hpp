@@ -12,7 +12,7 @@ namespace kport::gates {
 
 /// Adds a process kport ran to a report.
 void add_run(msg::GateReportT& report, const std::string& what,
-             const runtime::process_spec& p, const runtime::process_outcome* o,
+             const core::process_spec& p, const core::process_outcome* o,
              const std::string& trace_dir = {});
 
 /// Adds a measured run: the process, and where and at what clock it ran.

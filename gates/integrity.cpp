@@ -192,9 +192,9 @@ std::optional<integrity_rule> rule_named(std::string_view name) {
   return std::nullopt;
 }
 
-bool applies(const rule_def& r, config::gate_type gate) {
-  return (gate == config::gate_type::correctness && r.correctness) ||
-         (gate == config::gate_type::performance && r.performance);
+bool applies(const rule_def& r, pipeline::gate_type gate) {
+  return (gate == pipeline::gate_type::correctness && r.correctness) ||
+         (gate == pipeline::gate_type::performance && r.performance);
 }
 
 std::string integrity_finding::reason() const {
@@ -233,7 +233,7 @@ tolerance for_dtype(tolerance spec, std::string_view dtype) {
 }
 
 std::optional<integrity_finding>
-check_tests_ran(const runtime::process_outcome& run,
+check_tests_ran(const core::process_outcome& run,
                 const std::optional<test_counts>& counts,
                 const run_label& where) {
   if (run.cancelled || run.timed_out)
@@ -256,7 +256,7 @@ check_tests_ran(const runtime::process_outcome& run,
 }
 
 std::vector<integrity_finding> check_test_kernels(const execution_proof& proof,
-                                                  const config::port_spec& spec,
+                                                  const port_spec& spec,
                                                   const run_label& where) {
   std::vector<integrity_finding> out;
   if (!proof.candidate_kernels.empty())
@@ -280,8 +280,8 @@ std::vector<integrity_finding> check_test_kernels(const execution_proof& proof,
 }
 
 std::vector<integrity_finding>
-check_bench_kernels(const std::vector<gpu::trace>& traces,
-                    const config::port_spec& spec, const run_label& where) {
+check_bench_kernels(const std::vector<trace::trace>& traces,
+                    const port_spec& spec, const run_label& where) {
   struct seen {
     int launches = 0;
     std::string config; ///< of the first launch
@@ -335,7 +335,7 @@ check_bench_kernels(const std::vector<gpu::trace>& traces,
 }
 
 std::vector<integrity_finding>
-check_outside_window(const std::vector<gpu::trace>& traces,
+check_outside_window(const std::vector<trace::trace>& traces,
                      const std::vector<std::string>& candidate_patterns,
                      const run_label& where) {
   // Without patterns kport cannot tell the candidate's kernels from the
@@ -352,7 +352,7 @@ check_outside_window(const std::vector<gpu::trace>& traces,
   for (auto& t : traces) {
     auto windows = kernel_windows(t);
     auto timed = timed_ranges(t);
-    std::map<std::int64_t, const gpu::trace_range*> ranges;
+    std::map<std::int64_t, const trace::trace_range*> ranges;
     for (auto& r : t.ranges)
       ranges.emplace(r.id, &r);
     for (std::size_t i = 0; i < t.kernels.size(); ++i) {
@@ -604,8 +604,8 @@ std::vector<integrity_finding> check_inputs(const bench_checks& candidate,
 }
 
 std::vector<integrity_finding>
-check_candidate_bench(const candidate_bench_evidence& e,
-                      const config::port_spec& spec, const run_label& where) {
+check_candidate_bench(const candidate_bench_evidence& e, const port_spec& spec,
+                      const run_label& where) {
   std::vector<integrity_finding> out;
   auto add = [&](std::vector<integrity_finding> more) {
     for (auto& f : more)

@@ -10,14 +10,14 @@
 // the spec's kernel patterns, and only gates use them; gpu/ holds the trace
 // reader and the device machinery below both.
 
-#include "config/pipeline_table.hpp"
-#include "config/port_spec.hpp"
+#include "core/process_runner.hpp"
 #include "gates/bench_check.hpp"
 #include "gates/bench_samples.hpp"
 #include "gates/proof.hpp"
 #include "gates/test_counts.hpp"
-#include "gpu/trace_file.hpp"
-#include "runtime/process_runner.hpp"
+#include "kport/port_spec.hpp"
+#include "pipeline/pipeline_table.hpp"
+#include "trace/trace_file.hpp"
 
 #include <optional>
 #include <span>
@@ -63,7 +63,7 @@ std::string_view literal(integrity_rule r);
 std::optional<integrity_rule> rule_named(std::string_view literal);
 
 /// Whether a gate applies a rule.
-bool applies(const rule_def& r, config::gate_type gate);
+bool applies(const rule_def& r, pipeline::gate_type gate);
 
 /// Which run a finding comes from.
 struct run_label {
@@ -111,7 +111,7 @@ tolerance for_dtype(tolerance spec, std::string_view dtype);
 /// Nothing for a run that crashed, timed out or was cancelled (those fail
 /// the gate for their own reason).
 std::optional<integrity_finding>
-check_tests_ran(const runtime::process_outcome& run,
+check_tests_ran(const core::process_outcome& run,
                 const std::optional<test_counts>& counts,
                 const run_label& where);
 
@@ -119,7 +119,7 @@ check_tests_ran(const runtime::process_outcome& run,
 /// use the reference as its oracle, so reference kernels beside candidate
 /// kernels are allowed here; only reference kernels are a fallback.
 std::vector<integrity_finding> check_test_kernels(const execution_proof& proof,
-                                                  const config::port_spec& spec,
+                                                  const port_spec& spec,
                                                   const run_label& where);
 
 // ---- performance ----------------------------------------------------------
@@ -130,14 +130,14 @@ std::vector<integrity_finding> check_test_kernels(const execution_proof& proof,
 /// A spec without candidate patterns gets neither (nothing tells the sides
 /// apart: an A/A run of one program).
 std::vector<integrity_finding>
-check_bench_kernels(const std::vector<gpu::trace>& traces,
-                    const config::port_spec& spec, const run_label& where);
+check_bench_kernels(const std::vector<trace::trace>& traces,
+                    const port_spec& spec, const run_label& where);
 
 /// work_outside_window: candidate kernels launched outside every `kport:`
 /// and `kport.warmup:` range (a background thread has no range at all);
 /// the config named is the timed range open when the kernel ran, if any.
 std::vector<integrity_finding>
-check_outside_window(const std::vector<gpu::trace>& traces,
+check_outside_window(const std::vector<trace::trace>& traces,
                      const std::vector<std::string>& candidate_patterns,
                      const run_label& where);
 
@@ -173,7 +173,7 @@ std::vector<integrity_finding> check_inputs(const bench_checks& candidate,
 
 /// What the performance gate holds after one candidate bench run.
 struct candidate_bench_evidence {
-  const std::vector<gpu::trace>& traces;
+  const std::vector<trace::trace>& traces;
   /// The candidate's runs so far, this one last (round i + 1 at i).
   const std::vector<run_samples>& rounds;
   const bench_checks& checks;    ///< this run's check file
@@ -184,7 +184,7 @@ struct candidate_bench_evidence {
 /// Every performance rule on one candidate bench run, ordered (the first
 /// names the failure); empty when the run is clean.
 std::vector<integrity_finding>
-check_candidate_bench(const candidate_bench_evidence& e,
-                      const config::port_spec& spec, const run_label& where);
+check_candidate_bench(const candidate_bench_evidence& e, const port_spec& spec,
+                      const run_label& where);
 
 } // namespace kport::gates

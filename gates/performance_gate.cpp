@@ -40,7 +40,7 @@ performance_decision decide_performance(const perf_summary& s, double floor) {
 namespace {
 
 /// Records a trace lost, by every cause that drops kernels or ranges.
-std::uint64_t lost_records(const gpu::trace& t) {
+std::uint64_t lost_records(const trace::trace& t) {
   return t.dropped_by.cupti_records + t.dropped_by.cupti_buffers +
          t.dropped_by.over_cap + t.dropped_by.signal_skipped;
 }
@@ -222,7 +222,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
   if (!outputs_checked)
     report.notes.push_back(
         "outputs not compared: neither bench wrote KPORT_CHECK digests "
-        "(python/kport_bench and gpu/bench/kport_bench.hpp write them)");
+        "(sdk/python/kport_bench and sdk/cpp/kport/bench.hpp write them)");
   for (auto& f : check_kernel_sets(ref_runs, "reference"))
     report.notes.push_back(f.reason());
   for (auto& u : summary.unpaired)

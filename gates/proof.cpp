@@ -17,7 +17,7 @@ bool kernel_matches(std::string_view name, std::string_view demangled,
   return false;
 }
 
-bool kernel_matches(const gpu::trace_kernel& k,
+bool kernel_matches(const trace::trace_kernel& k,
                     const std::vector<std::string>& patterns) {
   return kernel_matches(k.name, k.demangled, patterns);
 }
@@ -31,8 +31,8 @@ std::string joined(const std::vector<std::string>& xs, std::size_t most) {
   return out;
 }
 
-execution_proof collect_proof(const std::vector<gpu::trace>& traces,
-                              const config::port_spec& spec,
+execution_proof collect_proof(const std::vector<trace::trace>& traces,
+                              const port_spec& spec,
                               std::optional<std::string> product_hash) {
   execution_proof p;
   p.product_hash = std::move(product_hash);
@@ -58,8 +58,7 @@ execution_proof collect_proof(const std::vector<gpu::trace>& traces,
   return p;
 }
 
-proof_decision decide_proof(const execution_proof& p,
-                            const config::port_spec& spec) {
+proof_decision decide_proof(const execution_proof& p, const port_spec& spec) {
   if (p.product_hash && !p.product_loaded)
     return {false, "host",
             fmt::format("the build product `{}` (XXH3-128 {}) was never "

@@ -1,7 +1,7 @@
 #pragma once
 
-#include "config/port_spec.hpp"
-#include "gpu/trace_file.hpp"
+#include "kport/port_spec.hpp"
+#include "trace/trace_file.hpp"
 
 #include <optional>
 #include <string>
@@ -15,7 +15,7 @@ bool kernel_matches(std::string_view name, std::string_view demangled,
                     const std::vector<std::string>& patterns);
 
 /// The same for a kernel of a trace.
-bool kernel_matches(const gpu::trace_kernel& k,
+bool kernel_matches(const trace::trace_kernel& k,
                     const std::vector<std::string>& patterns);
 
 /// What the traces of a run show about which code executed.
@@ -30,8 +30,8 @@ struct execution_proof {
 
 /// Collects the proof from a run's traces; `product_hash` is the hash of
 /// the spec's build product, when it names one.
-execution_proof collect_proof(const std::vector<gpu::trace>& traces,
-                              const config::port_spec& spec,
+execution_proof collect_proof(const std::vector<trace::trace>& traces,
+                              const port_spec& spec,
                               std::optional<std::string> product_hash);
 
 /// The proof decision of the correctness gate on a GPU, once the integrity
@@ -44,8 +44,7 @@ struct proof_decision {
 
 /// Passes when the build product was loaded (when the spec names one) and
 /// says which candidate kernels ran.
-proof_decision decide_proof(const execution_proof& p,
-                            const config::port_spec& spec);
+proof_decision decide_proof(const execution_proof& p, const port_spec& spec);
 
 /// "a, b, c and 2 more": a list of names for a reason.
 std::string joined(const std::vector<std::string>& names, std::size_t most = 5);

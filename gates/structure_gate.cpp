@@ -1,9 +1,9 @@
 #include "gates/structure_gate.hpp"
 
+#include "core/atomic_file.hpp"
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
-#include "gpu/ir/diff.hpp"
-#include "runtime/atomic_file.hpp"
+#include "ir/diff.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -86,7 +86,7 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
                        msg::FailureClass::kernel, cand.err().message);
   auto policy_name = ctx.spec->ir_policy;
   if (policy_name.empty()) {
-    auto text = runtime::read_file(*ref, 1u << 20);
+    auto text = core::read_file(*ref, 1u << 20);
     policy_name = default_ir_policy(
         text ? std::string_view{*text} : std::string_view{}, *ref);
   }
@@ -112,10 +112,10 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
   }
   report.structure->diff_excerpt = diff->excerpt();
   auto dir = fs::path{ctx.attempt_dir};
-  (void)runtime::write_file_atomic((dir / "ir-diff.txt").string(),
-                                   diff->to_text());
-  (void)runtime::write_file_atomic((dir / "ir-diff.json").string(),
-                                   diff->to_json());
+  (void)core::write_file_atomic((dir / "ir-diff.txt").string(),
+                                diff->to_text());
+  (void)core::write_file_atomic((dir / "ir-diff.json").string(),
+                                diff->to_json());
   // Failures and notes come per file and per function pair; the report
   // carries both, and the reason names the first failure found.
   std::string first_failure;

@@ -2,8 +2,8 @@
 // stage transition with artifact writes, and a run of 1,000 jobs.
 
 #include "actors/actor_messages.hpp"
-#include "config/routing.hpp"
-#include "runtime/runtime.hpp"
+#include "kport/engine.hpp"
+#include "pipeline/routing.hpp"
 
 #include <benchmark/benchmark.h>
 #include <filesystem>
@@ -88,9 +88,8 @@ std::string chain_pipeline(int n) {
   return t;
 }
 
-config::port_spec builtin_spec(const config::kport_config& cfg,
-                               const std::string& dir) {
-  auto spec = config::parse_port_spec(R"(operator = "bench"
+port_spec builtin_spec(const engine_config& cfg, const std::string& dir) {
+  auto spec = parse_port_spec(R"(operator = "bench"
 [reference]
 dir = "reference"
 [target]
@@ -99,11 +98,11 @@ test = ["true"]
 driver = "builtin"
 name = "compiled"
 )",
-                                      "bench.toml", dir, cfg);
+                              "bench.toml", dir, cfg);
   return *spec;
 }
 
-result<std::string> compiled(const actors::agent_invocation&) {
+result<std::string> compiled(const agent_invocation&) {
   return std::string{R"({"verdict": "COMPILED", "summary": "bench"})"};
 }
 
@@ -112,10 +111,10 @@ result<std::string> compiled(const actors::agent_invocation&) {
 void stage_transition(benchmark::State& state) {
   constexpr int stages = 20;
   auto dir = bench_dir("transition", state.range(1) != 0);
-  auto cfg = config::load_config_text(chain_pipeline(stages), "bench.toml");
+  auto cfg = load_config_text(chain_pipeline(stages), "bench.toml");
   cfg->runtime.runs_dir = dir + "/runs";
   cfg->runtime.fsync = state.range(0) != 0;
-  auto engine = runtime::engine::start(*cfg);
+  auto engine = engine::start(*cfg);
   (*engine)->add_agent("compiled", compiled);
   auto spec = builtin_spec(*cfg, dir);
   for (auto _ : state) {
@@ -142,19 +141,19 @@ BENCHMARK(stage_transition)
 
 /// The decision alone: routing an outcome through the default table.
 void route_decision(benchmark::State& state) {
-  auto cfg = config::load_config({});
-  config::job_progress p;
+  auto cfg = load_config({});
+  pipeline::job_progress p;
   p.start("analyze");
-  config::stage_outcome out{"analyze", 1, "PASS", "", ""};
+  pipeline::stage_outcome out{"analyze", 1, "PASS", "", ""};
   for (auto _ : state)
-    benchmark::DoNotOptimize(config::next_stage(cfg->pipeline, out, p));
+    benchmark::DoNotOptimize(pipeline::next_stage(*cfg->pipeline, out, p));
 }
 BENCHMARK(route_decision);
 
 /// `kport run` of 1,000 jobs at once with a trivial builtin agent.
 void thousand_jobs(benchmark::State& state) {
   auto dir = bench_dir("thousand");
-  auto cfg = config::load_config_text(chain_pipeline(2), "bench.toml");
+  auto cfg = load_config_text(chain_pipeline(2), "bench.toml");
   if (!cfg) {
     state.SkipWithError(cfg.err().message.c_str());
     return;
@@ -162,7 +161,7 @@ void thousand_jobs(benchmark::State& state) {
   cfg->runtime.runs_dir = dir + "/runs";
   cfg->runtime.max_jobs = 64;
   for (auto _ : state) {
-    auto engine = runtime::engine::start(*cfg);
+    auto engine = engine::start(*cfg);
     (*engine)->add_agent("compiled", compiled);
     auto spec = builtin_spec(*cfg, dir);
     std::vector<std::string> jobs;

@@ -10,8 +10,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 try:
     import kport_bench
 except ImportError:
-    # <repo>/python, from benchmarks/gpu/.
-    sys.path.insert(0, str(HERE.parents[1] / "python"))
+    # <repo>/sdk/python, from benchmarks/gpu/.
+    sys.path.insert(0, str(HERE.parents[1] / "sdk" / "python"))
     import kport_bench
 
 

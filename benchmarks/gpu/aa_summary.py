@@ -21,7 +21,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 try:
     from kport_bench import stats
 except ImportError:
-    sys.path.insert(0, str(HERE.parents[1] / "python"))
+    sys.path.insert(0, str(HERE.parents[1] / "sdk" / "python"))
     from kport_bench import stats
 
 

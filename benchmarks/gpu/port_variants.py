@@ -179,7 +179,7 @@ def main() -> int:
 
     import torch
 
-    sys.path.insert(0, str(ROOT / "python"))
+    sys.path.insert(0, str(ROOT / "sdk" / "python"))
     bench_path = GPU / op / "reference" / "bench" / f"{op}_bench.py"
     spec = importlib.util.spec_from_file_location(f"{op}_bench", bench_path)
     bench = importlib.util.module_from_spec(spec)
@@ -224,7 +224,7 @@ def main() -> int:
     if args.pytest:
         ws = recorded_workspace(op)
         env = dict(os.environ, KPORT_IMPL="candidate", KPORT_WORKSPACE=str(ws),
-                   PYTHONPATH=str(ROOT / "python"))
+                   PYTHONPATH=str(ROOT / "sdk" / "python"))
         for k in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", "KPORT_CHECK"):
             env.pop(k, None)
         p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x",

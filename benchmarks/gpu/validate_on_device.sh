@@ -12,7 +12,7 @@ R=$(pwd)
 L=/tmp/kport-validate
 W=/tmp/kport-softmax-ws
 rm -rf "$L" "$W" && mkdir -p "$L" "$W"
-export PYTHONUNBUFFERED=1 PYTHONPATH=$R/python
+export PYTHONUNBUFFERED=1 PYTHONPATH=$R/sdk/python
 REC=$R/examples/gpu/softmax/recording
 cp "$REC"/translate/1/files/* "$REC"/integrate/1/files/* "$W"/
 SOFTMAX=$R/examples/gpu/softmax/reference

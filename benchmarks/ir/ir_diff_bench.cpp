@@ -2,7 +2,7 @@
 // Side b renames every value and kernel-local name, reorders independent
 // ops, and changes one kernel in a hundred (an extra multiply), so the
 // comparator does real alignment work, not a byte compare.
-#include "gpu/ir/diff.hpp"
+#include "ir/diff.hpp"
 
 #include <benchmark/benchmark.h>
 

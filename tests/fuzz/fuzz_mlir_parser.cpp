@@ -1,8 +1,8 @@
 // Feeds arbitrary bytes to the MLIR reader, then normalises and compares the
 // result with itself: parsing must never crash, hang or grow without bound.
-#include "gpu/ir/mlir_parser.hpp"
-#include "gpu/ir/normalize.hpp"
-#include "gpu/ir/tree_diff.hpp"
+#include "ir/mlir_parser.hpp"
+#include "ir/normalize.hpp"
+#include "ir/tree_diff.hpp"
 
 #include <cstddef>
 #include <cstdint>

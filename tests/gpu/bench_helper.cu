@@ -1,10 +1,10 @@
-// A CUDA C++ bench on the C++ helper (gpu/bench/kport_bench.hpp), for
+// A CUDA C++ bench on the C++ helper (sdk/cpp/kport/bench.hpp), for
 // bench_helper_test: two configs of y = 2x + 1.
 //   kport_bench_helper honest|mutate|outside
 // honest: the convention as meant; mutate: the call also writes its input
 // (mutates_inputs); outside: the large config's work is launched after the
 // timed range closes (work_outside_window).
-#include "gpu/bench/kport_bench.hpp"
+#include "kport/bench.hpp"
 
 #include <cstring>
 #include <string>

@@ -1,13 +1,13 @@
-// The C++ bench helper (gpu/bench/kport_bench.hpp) on a real GPU, under the
+// The C++ bench helper (sdk/cpp/kport/bench.hpp) on a real GPU, under the
 // injection library: its ranges, warm-ups and KPORT_CHECK lines are what the
 // integrity rules read, an honest bench passes them, and a bench that
 // mutates its input or works outside the window is caught. Skips where
 // there is no CUDA device.
+#include "devices/cuda_probe.hpp"
 #include "gates/bench_check.hpp"
 #include "gates/bench_samples.hpp"
 #include "gates/integrity.hpp"
-#include "gpu/cuda_probe.hpp"
-#include "tests/unit/gpu/inject/child_process.hpp"
+#include "tests/unit/trace/child_process.hpp"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -28,14 +28,14 @@ const std::vector<std::string> patterns{"*helper_affine*"};
 const run_label where{"bench candidate 1", "candidate", 1};
 
 struct bench_run {
-  std::vector<gpu::trace> traces;
+  std::vector<trace::trace> traces;
   bench_checks checks;
 };
 
 class bench_helper : public ::testing::Test {
 protected:
   void SetUp() override {
-    if (auto d = gpu::discover_cuda_devices(); !d)
+    if (auto d = devices::discover_cuda_devices(); !d)
       GTEST_SKIP() << "no CUDA device: " << d.err().message;
     dir_ =
         fs::temp_directory_path() /
@@ -67,7 +67,7 @@ protected:
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
     EXPECT_EQ(lines.size(), 2u) << "one summary line a config";
     bench_run out;
-    auto t = gpu::read_trace_dir(traces.string());
+    auto t = trace::read_trace_dir(traces.string());
     EXPECT_TRUE(t) << t.err().message;
     if (t)
       out.traces = *t;
@@ -94,7 +94,7 @@ TEST_F(bench_helper, an_honest_cuda_bench_passes_every_rule) {
   EXPECT_TRUE(check_bench_kernels(
                   a.traces,
                   [] {
-                    config::port_spec spec;
+                    port_spec spec;
                     spec.target.kernels = patterns;
                     spec.reference.kernels = {"no_reference"};
                     return spec;

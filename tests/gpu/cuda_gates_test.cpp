@@ -1,12 +1,12 @@
 // The CUDA gates on a real GPU (label gpu): proof of execution, a fallback
 // caught, an illegal address and a hang that fail the gate while the device
 // serves the next run, and CUPTI device time in the performance gate.
-#include "config/kport_config.hpp"
-#include "config/port_spec.hpp"
-#include "gpu/cuda_probe.hpp"
-#include "gpu/trace_file.hpp"
-#include "runtime/atomic_file.hpp"
-#include "runtime/runtime.hpp"
+#include "core/atomic_file.hpp"
+#include "devices/cuda_probe.hpp"
+#include "kport/config.hpp"
+#include "kport/engine.hpp"
+#include "kport/port_spec.hpp"
+#include "trace/trace_file.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -41,7 +41,7 @@ std::vector<span> kernel_spans(const std::string& evidence) {
     if (f.path().filename() != "traces" || !f.is_directory())
       continue;
     for (auto& run : fs::directory_iterator(f.path())) {
-      auto all = gpu::read_trace_dir(run.path().string());
+      auto all = trace::read_trace_dir(run.path().string());
       EXPECT_TRUE(all) << all.err().message;
       if (all)
         for (auto& t : *all)
@@ -55,7 +55,7 @@ std::vector<span> kernel_spans(const std::string& evidence) {
 class cuda_gates : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto devices = gpu::discover_cuda_devices();
+    auto devices = devices::discover_cuda_devices();
     if (!devices)
       GTEST_SKIP() << "no CUDA device: " << devices.err().message;
     dir_ =
@@ -71,8 +71,7 @@ protected:
   /// (Re)starts the engine; `devices` adds keys to [devices].
   void start_engine(const std::string& devices) {
     engine_.reset();
-    auto cfg =
-        config::load_config_text(fmt::format(R"(
+    auto cfg = load_config_text(fmt::format(R"(
 [runtime]
 runs_dir = "{0}"
 log_level = "warn"
@@ -93,11 +92,11 @@ kind = "gate"
 max_attempts = 1
 routes = {{ DONE = "ACCEPTED", "*" = "REJECTED" }}
 )",
-                                             (dir_ / "runs").string(), devices),
-                                 "cuda_gates.toml");
+                                            (dir_ / "runs").string(), devices),
+                                "cuda_gates.toml");
     ASSERT_TRUE(cfg) << cfg.err().message;
     cfg_ = *cfg;
-    auto e = runtime::engine::start(cfg_, {inject});
+    auto e = engine::start(cfg_, {inject});
     ASSERT_TRUE(e) << e.err().message;
     engine_ = std::move(*e);
     ASSERT_EQ(engine_->backend(), "cuda");
@@ -105,8 +104,7 @@ routes = {{ DONE = "ACCEPTED", "*" = "REJECTED" }}
 
   std::string submit(const std::string& test_mode,
                      const std::string& cand_cycles = "100000") {
-    auto spec =
-        config::parse_port_spec(fmt::format(R"(operator = "probe"
+    auto spec = parse_port_spec(fmt::format(R"(operator = "probe"
 [reference]
 dir = "reference"
 bench = ["{0}", "bench", "200000"]
@@ -126,14 +124,14 @@ rounds = 2
     return job ? *job : std::string{};
   }
 
-  runtime::job_result wait(const std::string& job) {
+  job_result wait(const std::string& job) {
     auto r = engine_->wait(job, std::chrono::minutes{3});
     EXPECT_TRUE(r) << r.err().message;
-    return r ? *r : runtime::job_result{};
+    return r ? *r : job_result{};
   }
 
-  runtime::job_result run(const std::string& test_mode,
-                          const std::string& cand_cycles = "100000") {
+  job_result run(const std::string& test_mode,
+                 const std::string& cand_cycles = "100000") {
     return wait(submit(test_mode, cand_cycles));
   }
 
@@ -176,8 +174,8 @@ rounds = 2
   }
 
   fs::path dir_;
-  config::kport_config cfg_;
-  std::unique_ptr<runtime::engine> engine_;
+  engine_config cfg_;
+  std::unique_ptr<engine> engine_;
 };
 
 TEST_F(cuda_gates, honest_port_is_accepted_with_cupti_device_time) {
@@ -186,7 +184,7 @@ TEST_F(cuda_gates, honest_port_is_accepted_with_cupti_device_time) {
   ASSERT_TRUE(r.has_geomean);
   EXPECT_EQ(r.configs, 3);
   EXPECT_GT(r.geomean, 1.5) << "the reference spins twice as long";
-  auto text = runtime::read_file(r.evidence + "/verdict.json");
+  auto text = core::read_file(r.evidence + "/verdict.json");
   ASSERT_TRUE(text);
   EXPECT_NE(text->find("candidate_kernel"), std::string::npos)
       << "the proof names the candidate kernel";
@@ -197,7 +195,7 @@ TEST_F(cuda_gates, fallback_to_reference_kernels_is_caught) {
   EXPECT_EQ(r.state, "REJECTED");
   ASSERT_FALSE(r.path.empty());
   EXPECT_EQ(r.path.front(), "correctness/1 FAIL");
-  auto text = runtime::read_file(r.evidence + "/verdict.json");
+  auto text = core::read_file(r.evidence + "/verdict.json");
   ASSERT_TRUE(text);
   EXPECT_NE(text->find("fallback: only reference kernels ran"),
             std::string::npos)
@@ -215,7 +213,7 @@ TEST_F(cuda_gates, illegal_address_fails_the_gate_and_the_device_serves_on) {
 TEST_F(cuda_gates, hung_kernel_is_killed_at_its_timeout) {
   auto hung = run("hang");
   EXPECT_EQ(hung.state, "REJECTED");
-  auto text = runtime::read_file(hung.evidence + "/verdict.json");
+  auto text = core::read_file(hung.evidence + "/verdict.json");
   ASSERT_TRUE(text);
   EXPECT_NE(text->find("timed out"), std::string::npos) << *text;
   auto good = run("test");

@@ -2,8 +2,8 @@
 // module hashes, from a CUDA C++ child process. Skips (never passes) where
 // there is no CUDA device.
 
-#include "gpu/trace_file.hpp"
-#include "tests/unit/gpu/inject/child_process.hpp"
+#include "tests/unit/trace/child_process.hpp"
+#include "trace/trace_file.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,12 +16,12 @@
 #include <sstream>
 
 namespace fs = std::filesystem;
-using kport::gpu::module_hash;
-using kport::gpu::read_trace;
-using kport::gpu::trace;
 using kport::test::child_env;
 using kport::test::child_process;
 using kport::test::test_path;
+using kport::trace::module_hash;
+using kport::trace::read_trace;
+using kport::trace::trace;
 
 namespace {
 
@@ -115,7 +115,7 @@ TEST_F(gpu_trace, kernels_have_names_ranges_and_module_hashes) {
   EXPECT_EQ(t->clock, "cupti");
   EXPECT_EQ(t->dropped, 0u);
 
-  std::map<std::int64_t, const kport::gpu::trace_range*> by_id;
+  std::map<std::int64_t, const kport::trace::trace_range*> by_id;
   for (const auto& r : t->ranges)
     by_id[r.id] = &r;
   auto range_name = [&](std::int64_t id) -> std::string {
@@ -172,7 +172,7 @@ TEST_F(gpu_trace, kernels_have_names_ranges_and_module_hashes) {
 
   int sets = 0, copies_in_range = 0;
   for (const auto& m : t->memops) {
-    if (m.kind == kport::gpu::memop_kind::set) {
+    if (m.kind == kport::trace::memop_kind::set) {
       ++sets;
       EXPECT_EQ(range_name(m.range), "kport:n=1024");
       EXPECT_EQ(m.bytes, 4096u);

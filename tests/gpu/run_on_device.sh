@@ -6,10 +6,10 @@
 #   run_on_device.sh <bundle dir> <out dir>
 # The bundle, built on a build machine (ninja kport_inject kport_trace_dump
 # kport_inject_unit_tests kport_test_nvtx_child kport_gpu_trace_tests):
-#   libkport_inject.so kport_trace_dump            (build/gpu/inject/)
+#   libkport_inject.so kport_trace_dump            (build/lib/, build/)
 #   kport_gpu_trace_tests kport_gpu_child kport_cubin_kernel.cubin
 #                                                  (build/tests/gpu/)
-#   kport_inject_unit_tests kport_test_nvtx_child  (build/tests/unit/gpu/inject/)
+#   kport_inject_unit_tests kport_test_nvtx_child  (build/tests/unit/trace/)
 #   run_on_device.sh triton_nvtx.py profiler_conflict.py (tests/gpu/)
 set -u -o pipefail
 B=$(cd "$1" && pwd)

@@ -67,8 +67,7 @@ TEST(admission_test, twenty_builtin_jobs_at_once_all_end_accepted) {
   log.attach(*eng);
   std::atomic<int> calls{0};
   eng->add_agent(
-      "quick",
-      [&calls](const actors::agent_invocation& inv) -> result<std::string> {
+      "quick", [&calls](const agent_invocation& inv) -> result<std::string> {
         ++calls;
         if (inv.stage == "analyze")
           return std::string{R"({"verdict": "PASS", "summary": "ok"})"};
@@ -176,7 +175,7 @@ TEST(admission_test, stop_ends_queued_jobs_cancelled) {
   ASSERT_EQ(pids.size(), 3u);
   eng->stop();
   for (auto& job : {*running, *queued}) {
-    auto v = runtime::read_verdict_file(
+    auto v = read_verdict_file(
         (std::filesystem::path{cfg.runtime.runs_dir} / job / "verdict.json")
             .string());
     ASSERT_TRUE(v) << job << ": " << v.err().message;
@@ -189,7 +188,7 @@ TEST(admission_test, stop_ends_queued_jobs_cancelled) {
 TEST(admission_test, a_new_engine_on_the_same_runs_dir_keeps_old_evidence) {
   temp_dir tmp;
   auto cfg = make_config(tmp / "runs", "", agent_only_pipeline());
-  auto quick = [](const actors::agent_invocation& inv) -> result<std::string> {
+  auto quick = [](const agent_invocation& inv) -> result<std::string> {
     return std::string{inv.stage == "analyze"
                            ? R"({"verdict": "PASS", "summary": "ok"})"
                            : R"({"verdict": "COMPILED", "summary": "ok"})"};
@@ -235,7 +234,7 @@ TEST(admission_test, calls_after_stop_are_refused_not_a_crash) {
         failures += eng->submit(builtin_spec("late", "quick", cfg)).has_value();
         failures += eng->wait("late-0001", 1s).has_value();
         failures += eng->cancel("late-0001").has_value();
-        eng->subscribe([](const runtime::job_event&) {});
+        eng->subscribe([](const job_event&) {});
         eng->stop();
         std::_Exit(failures);
       },

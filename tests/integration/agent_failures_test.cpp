@@ -20,9 +20,8 @@ constexpr int analyze_attempts = 2;
 struct agent_failures_test : ::testing::Test {
   temp_dir tmp;
 
-  runtime::job_result run(const project_spec& p,
-                          const std::string& runtime_keys = "",
-                          const std::string& rest = "") {
+  job_result run(const project_spec& p, const std::string& runtime_keys = "",
+                 const std::string& rest = "") {
     auto cfg = make_config(tmp / "runs", runtime_keys, rest);
     auto eng = start_engine(cfg);
     auto job = eng->submit(make_spec(p, cfg));
@@ -31,14 +30,13 @@ struct agent_failures_test : ::testing::Test {
       return {};
     auto r = eng->wait(*job, job_timeout);
     EXPECT_TRUE(r) << r.err().message;
-    return r ? *r : runtime::job_result{};
+    return r ? *r : job_result{};
   }
 };
 
 /// Every analyze attempt ended AGENT_ERROR with `why` in its reason, and the
 /// job ended REJECTED at analyze's cap.
-void expect_agent_errors_to_cap(const runtime::job_result& r,
-                                const std::string& why) {
+void expect_agent_errors_to_cap(const job_result& r, const std::string& why) {
   ASSERT_EQ(r.state, "REJECTED") << describe(r);
   EXPECT_TRUE(contains(r.reason, "cap")) << r.reason;
   EXPECT_TRUE(contains(r.reason, why)) << r.reason;
@@ -85,8 +83,8 @@ TEST_F(agent_failures_test,
                "", "[pipeline]\njob_deadline_s = 2\n");
   ASSERT_EQ(r.state, "REJECTED") << describe(r);
   EXPECT_TRUE(contains(r.reason, "deadline")) << r.reason;
-  auto verdict = runtime::read_verdict_file(
-      (fs::path{r.evidence} / "verdict.json").string());
+  auto verdict =
+      read_verdict_file((fs::path{r.evidence} / "verdict.json").string());
   ASSERT_TRUE(verdict) << verdict.err().message;
   EXPECT_EQ(verdict->state, "REJECTED");
   EXPECT_TRUE(contains(verdict->reason, "deadline"));

@@ -17,24 +17,22 @@ namespace fs = std::filesystem;
 
 struct builtin_agents_test : ::testing::Test {
   temp_dir tmp;
-  config::kport_config cfg =
-      make_config(tmp / "runs", "", agent_only_pipeline());
-  std::unique_ptr<runtime::engine> eng = start_engine(cfg);
+  engine_config cfg = make_config(tmp / "runs", "", agent_only_pipeline());
+  std::unique_ptr<engine> eng = start_engine(cfg);
 
-  runtime::job_result run(const std::string& agent) {
+  job_result run(const std::string& agent) {
     auto job = eng->submit(builtin_spec("builtin_op", agent, cfg));
     EXPECT_TRUE(job) << job.err().message;
     if (!job)
       return {};
     auto r = eng->wait(*job, job_timeout);
     EXPECT_TRUE(r) << r.err().message;
-    return r ? *r : runtime::job_result{};
+    return r ? *r : job_result{};
   }
 };
 
 /// Every attempt ended AGENT_ERROR with `why`, and the job REJECTED at the cap.
-void expect_agent_errors_to_cap(const runtime::job_result& r,
-                                const std::string& why) {
+void expect_agent_errors_to_cap(const job_result& r, const std::string& why) {
   ASSERT_EQ(r.state, "REJECTED") << describe(r);
   EXPECT_TRUE(contains(r.reason, "cap")) << r.reason;
   auto h = read_history(r.evidence);
@@ -48,10 +46,9 @@ void expect_agent_errors_to_cap(const runtime::job_result& r,
 
 TEST_F(builtin_agents_test, builtin_agent_is_called_per_attempt_and_checked) {
   std::mutex mtx;
-  std::vector<actors::agent_invocation> calls;
+  std::vector<agent_invocation> calls;
   eng->add_agent(
-      "recording",
-      [&](const actors::agent_invocation& inv) -> result<std::string> {
+      "recording", [&](const agent_invocation& inv) -> result<std::string> {
         {
           std::lock_guard guard{mtx};
           calls.push_back(inv);
@@ -86,25 +83,23 @@ TEST_F(builtin_agents_test, builtin_agent_is_called_per_attempt_and_checked) {
 }
 
 TEST_F(builtin_agents_test, builtin_agent_returning_invalid_json_is_refused) {
-  eng->add_agent(
-      "numeric", [](const actors::agent_invocation&) -> result<std::string> {
-        return std::string{R"({"verdict": 1, "summary": "a number"})"};
-      });
+  eng->add_agent("numeric", [](const agent_invocation&) -> result<std::string> {
+    return std::string{R"({"verdict": 1, "summary": "a number"})"};
+  });
   expect_agent_errors_to_cap(run("numeric"), "not a number");
 }
 
 TEST_F(builtin_agents_test,
        builtin_agent_returning_an_error_is_an_agent_error) {
-  eng->add_agent("failing",
-                 [](const actors::agent_invocation&) -> result<std::string> {
-                   return fail(error_code::agent, "the model refused the task");
-                 });
+  eng->add_agent("failing", [](const agent_invocation&) -> result<std::string> {
+    return fail(error_code::agent, "the model refused the task");
+  });
   expect_agent_errors_to_cap(run("failing"), "the model refused the task");
 }
 
 TEST_F(builtin_agents_test, builtin_agent_that_throws_is_an_agent_error) {
   eng->add_agent("throwing",
-                 [](const actors::agent_invocation&) -> result<std::string> {
+                 [](const agent_invocation&) -> result<std::string> {
                    throw std::runtime_error("out of tokens");
                  });
   expect_agent_errors_to_cap(run("throwing"), "out of tokens");
@@ -118,7 +113,7 @@ TEST_F(builtin_agents_test, subscribers_see_every_transition_then_the_end) {
   event_log log;
   log.attach(*eng);
   eng->add_agent(
-      "quick", [](const actors::agent_invocation& inv) -> result<std::string> {
+      "quick", [](const agent_invocation& inv) -> result<std::string> {
         return std::string{inv.stage == "analyze"
                                ? R"({"verdict": "PASS", "summary": "ok"})"
                                : R"({"verdict": "COMPILED", "summary": "ok"})"};

@@ -59,8 +59,7 @@ TEST_F(cancel_test, cancel_while_the_agent_hangs_ends_cancelled_and_kills_it) {
   EXPECT_EQ(r->state, "CANCELLED") << describe(*r);
   EXPECT_TRUE(contains(r->reason, "analyze")) << r->reason;
   expect_gone(pids);
-  auto v = runtime::read_verdict_file(
-      (fs::path{r->evidence} / "verdict.json").string());
+  auto v = read_verdict_file((fs::path{r->evidence} / "verdict.json").string());
   ASSERT_TRUE(v) << v.err().message;
   EXPECT_EQ(v->state, "CANCELLED");
 }
@@ -162,8 +161,7 @@ TEST_F(cancel_test, cancel_of_a_queued_job_ends_it_before_it_starts) {
   EXPECT_EQ(q->state, "CANCELLED") << describe(*q);
   EXPECT_TRUE(contains(q->reason, "before it started")) << q->reason;
   EXPECT_TRUE(q->path.empty()) << describe(*q);
-  auto v = runtime::read_verdict_file(
-      (fs::path{q->evidence} / "verdict.json").string());
+  auto v = read_verdict_file((fs::path{q->evidence} / "verdict.json").string());
   ASSERT_TRUE(v) << v.err().message;
   EXPECT_EQ(v->state, "CANCELLED");
   // The running job is untouched by the other's cancel; cancel it too.
@@ -192,7 +190,7 @@ TEST_F(cancel_test, cancel_of_a_finished_job_is_refused_as_not_found) {
   auto cfg = make_config(tmp / "runs", "", agent_only_pipeline());
   auto eng = start_engine(cfg);
   eng->add_agent(
-      "quick", [](const actors::agent_invocation& inv) -> result<std::string> {
+      "quick", [](const agent_invocation& inv) -> result<std::string> {
         return std::string{inv.stage == "analyze"
                                ? R"({"verdict": "PASS", "summary": "ok"})"
                                : R"({"verdict": "COMPILED", "summary": "ok"})"};
@@ -245,7 +243,7 @@ TEST_F(cancel_test, stop_cancels_running_jobs_and_records_their_verdicts) {
   auto pids = started_processes();
   eng->stop();
   expect_gone(pids);
-  auto v = runtime::read_verdict_file(
+  auto v = read_verdict_file(
       (fs::path{cfg.runtime.runs_dir} / *job / "verdict.json").string());
   ASSERT_TRUE(v) << v.err().message;
   EXPECT_EQ(v->state, "CANCELLED");

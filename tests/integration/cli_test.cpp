@@ -186,7 +186,7 @@ TEST(cli_test, run_json_prints_one_object_with_a_jobs_array) {
   EXPECT_EQ(job["tests_executed"].AsInt64(), 6) << r.out;
   auto evidence = job["evidence"].AsString().str();
   EXPECT_TRUE(contains(evidence, tmp / "runs")) << evidence;
-  auto v = runtime::read_verdict_file(evidence + "/verdict.json");
+  auto v = read_verdict_file(evidence + "/verdict.json");
   ASSERT_TRUE(v) << v.err().message;
   EXPECT_EQ(v->job, job["job"].AsString().str());
 }

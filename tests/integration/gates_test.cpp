@@ -17,8 +17,8 @@ namespace fs = std::filesystem;
 
 struct gates_test : ::testing::Test {
   temp_dir tmp;
-  config::kport_config cfg = make_config(tmp / "runs");
-  std::unique_ptr<runtime::engine> eng = start_engine(cfg);
+  engine_config cfg = make_config(tmp / "runs");
+  std::unique_ptr<engine> eng = start_engine(cfg);
 
   /// Restarts the engine with a config of its own.
   void reconfigure(const std::string& runtime_keys, const std::string& rest) {
@@ -27,18 +27,16 @@ struct gates_test : ::testing::Test {
     eng = start_engine(cfg);
   }
 
-  runtime::job_result run(const project_spec& p) {
-    return run(make_spec(p, cfg));
-  }
+  job_result run(const project_spec& p) { return run(make_spec(p, cfg)); }
 
-  runtime::job_result run(const config::port_spec& spec) {
+  job_result run(const port_spec& spec) {
     auto job = eng->submit(spec);
     EXPECT_TRUE(job) << job.err().message;
     if (!job)
       return {};
     auto r = eng->wait(*job, job_timeout);
     EXPECT_TRUE(r) << r.err().message;
-    return r ? *r : runtime::job_result{};
+    return r ? *r : job_result{};
   }
 };
 
@@ -65,7 +63,7 @@ TEST_F(gates_test, good_agent_port_is_accepted_with_tests_and_perf_evidence) {
 
   // verdict.json on disk says the same as wait().
   auto verdict_path = (fs::path{r.evidence} / "verdict.json").string();
-  auto v = runtime::read_verdict_file(verdict_path);
+  auto v = read_verdict_file(verdict_path);
   ASSERT_TRUE(v) << v.err().message;
   EXPECT_EQ(v->state, "ACCEPTED");
   EXPECT_EQ(v->attempts, r.attempts);
@@ -342,9 +340,8 @@ TEST_F(gates_test, test_command_that_cannot_start_ends_the_job_blocked) {
 
 TEST_F(gates_test, missing_injection_library_blocks_the_performance_gate) {
   eng->stop();
-  auto e = runtime::engine::start(
-      cfg,
-      runtime::runtime_options{.inject_path = tmp / "no-libkport_inject.so"});
+  auto e = engine::start(
+      cfg, runtime_options{.inject_path = tmp / "no-libkport_inject.so"});
   ASSERT_TRUE(e) << e.err().message;
   eng = std::move(*e);
   auto r = run({.agent = "good.sh"});

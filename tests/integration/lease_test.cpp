@@ -3,7 +3,7 @@
 
 #include "support.hpp"
 
-#include "gpu/trace_file.hpp"
+#include "trace/trace_file.hpp"
 
 #include <gtest/gtest.h>
 
@@ -66,7 +66,7 @@ std::vector<window> measured_windows(const std::string& evidence) {
     if (!fs::exists(traces))
       continue;
     for (auto& run : fs::directory_iterator(traces)) {
-      auto all = gpu::read_trace_dir(run.path().string());
+      auto all = trace::read_trace_dir(run.path().string());
       EXPECT_TRUE(all) << all.err().message;
       if (!all)
         continue;
@@ -89,9 +89,9 @@ std::vector<window> measured_windows(const std::string& evidence) {
 struct lease_test : ::testing::Test {
   temp_dir tmp;
 
-  std::vector<runtime::job_result>
-  run_jobs(const std::string& devices, int jobs,
-           const project_spec& project = {.perf_rounds = 2}) {
+  std::vector<job_result> run_jobs(const std::string& devices, int jobs,
+                                   const project_spec& project = {
+                                       .perf_rounds = 2}) {
     auto cfg = make_config(tmp / "runs", "max_jobs = 8", devices);
     auto eng = start_engine(cfg);
     std::vector<std::string> ids;
@@ -101,7 +101,7 @@ struct lease_test : ::testing::Test {
       if (job)
         ids.push_back(*job);
     }
-    std::vector<runtime::job_result> out;
+    std::vector<job_result> out;
     for (auto& id : ids) {
       auto r = eng->wait(id, job_timeout);
       EXPECT_TRUE(r) << r.err().message;
@@ -112,7 +112,7 @@ struct lease_test : ::testing::Test {
     return out;
   }
 
-  std::vector<runtime::device_summary> devices_;
+  std::vector<device_summary> devices_;
 };
 
 TEST_F(lease_test, measured_ranges_of_processes_sharing_a_slot_never_overlap) {
@@ -141,7 +141,7 @@ TEST_F(lease_test, measured_ranges_of_processes_sharing_a_slot_never_overlap) {
 /// Every bench's measured window and its interval between two events of
 /// its log, over the jobs (all ACCEPTED, 2 rounds x 2 sides each).
 std::pair<std::vector<window>, std::vector<window>>
-windows_and_intervals(const std::vector<runtime::job_result>& results,
+windows_and_intervals(const std::vector<job_result>& results,
                       const std::string& from, const std::string& to) {
   std::vector<window> windows, intervals;
   for (auto& r : results) {
@@ -185,7 +185,7 @@ TEST_F(lease_test, no_bench_measures_while_another_is_still_exiting) {
 }
 
 /// The bench runs of one job in the order they measured.
-std::vector<std::string> measured_order(const runtime::job_result& r) {
+std::vector<std::string> measured_order(const job_result& r) {
   auto windows = measured_windows(r.evidence);
   std::sort(windows.begin(), windows.end(),
             [](auto& a, auto& b) { return a.start < b.start; });

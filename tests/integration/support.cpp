@@ -82,13 +82,13 @@ std::string toml_list(const std::vector<std::string>& xs) {
   return out + "]";
 }
 
-config::kport_config make_config(const std::string& runs_dir,
-                                 const std::string& runtime_keys,
-                                 const std::string& rest) {
+engine_config make_config(const std::string& runs_dir,
+                          const std::string& runtime_keys,
+                          const std::string& rest) {
   auto text = fmt::format("[runtime]\nruns_dir = {}\nlog_level = \"warn\"\n{}\n"
                           "{}\n",
                           toml_quote(runs_dir), runtime_keys, rest);
-  auto cfg = config::load_config_text(text, "test-config.toml");
+  auto cfg = load_config_text(text, "test-config.toml");
   if (!cfg)
     throw std::runtime_error("test config: " + cfg.err().message + "\n" + text);
   return std::move(*cfg);
@@ -145,18 +145,17 @@ timeout_s = {timeout}
       fmt::arg("timeout", p.agent_timeout_s), fmt::arg("env", env));
 }
 
-config::port_spec make_spec(const project_spec& p,
-                            const config::kport_config& cfg) {
+port_spec make_spec(const project_spec& p, const engine_config& cfg) {
   auto text = spec_text(p);
-  auto spec = config::parse_port_spec(text, "test-spec.toml",
-                                      KPORT_TEST_PROJECT_DIR, cfg);
+  auto spec =
+      parse_port_spec(text, "test-spec.toml", KPORT_TEST_PROJECT_DIR, cfg);
   if (!spec)
     throw std::runtime_error("test spec: " + spec.err().message + "\n" + text);
   return std::move(*spec);
 }
 
-config::port_spec builtin_spec(const std::string& op, const std::string& name,
-                               const config::kport_config& cfg) {
+port_spec builtin_spec(const std::string& op, const std::string& name,
+                       const engine_config& cfg) {
   auto text = fmt::format(R"(operator = {}
 [reference]
 dir = {}
@@ -169,8 +168,8 @@ timeout_s = 30
 )",
                           toml_quote(op), toml_quote(project_path("reference")),
                           toml_quote(name));
-  auto spec = config::parse_port_spec(text, "builtin-spec.toml",
-                                      KPORT_TEST_PROJECT_DIR, cfg);
+  auto spec =
+      parse_port_spec(text, "builtin-spec.toml", KPORT_TEST_PROJECT_DIR, cfg);
   if (!spec)
     throw std::runtime_error("builtin spec: " + spec.err().message);
   return std::move(*spec);
@@ -195,10 +194,9 @@ routes = { COMPILED = "ACCEPTED", "*" = "REJECTED" }
 )";
 }
 
-std::unique_ptr<runtime::engine> start_engine(config::kport_config cfg) {
-  auto e = runtime::engine::start(
-      std::move(cfg),
-      runtime::runtime_options{.inject_path = inject_library()});
+std::unique_ptr<engine> start_engine(engine_config cfg) {
+  auto e = engine::start(std::move(cfg),
+                         runtime_options{.inject_path = inject_library()});
   if (!e)
     throw std::runtime_error("engine::start: " + e.err().message);
   return std::move(*e);
@@ -229,7 +227,7 @@ std::vector<transition> read_history(const std::string& evidence_dir) {
   return out;
 }
 
-std::string describe(const runtime::job_result& r) {
+std::string describe(const job_result& r) {
   std::string path;
   for (auto& p : r.path)
     path += "\n    " + p;
@@ -413,9 +411,9 @@ child_result run_child(const std::vector<std::string>& argv,
 event_log::event_log()
     : st_(std::make_shared<state>()) {}
 
-void event_log::attach(runtime::engine& e) {
+void event_log::attach(engine& e) {
   auto st = st_;
-  e.subscribe([st](const runtime::job_event& ev) {
+  e.subscribe([st](const job_event& ev) {
     {
       std::lock_guard guard{st->mtx};
       st->events.push_back(ev);
@@ -425,13 +423,13 @@ void event_log::attach(runtime::engine& e) {
 }
 
 bool event_log::wait_for(
-    const std::function<bool(const std::vector<runtime::job_event>&)>& pred,
+    const std::function<bool(const std::vector<job_event>&)>& pred,
     std::chrono::milliseconds timeout) {
   std::unique_lock lock{st_->mtx};
   return st_->cv.wait_for(lock, timeout, [&] { return pred(st_->events); });
 }
 
-std::vector<runtime::job_event> event_log::events() const {
+std::vector<job_event> event_log::events() const {
   std::lock_guard guard{st_->mtx};
   return st_->events;
 }

@@ -4,9 +4,9 @@
 // tiny project, the engine, the evidence read back, child processes and the
 // FIFOs scripted agents write to. Paths come from compile definitions.
 
-#include "config/kport_config.hpp"
-#include "config/port_spec.hpp"
-#include "runtime/runtime.hpp"
+#include "kport/config.hpp"
+#include "kport/engine.hpp"
+#include "kport/port_spec.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -69,9 +69,9 @@ std::string toml_list(const std::vector<std::string>& xs);
 
 /// The config of one test: the defaults, `[runtime] runs_dir = runs_dir`
 /// plus `runtime_keys` (lines of that table), then `rest` (other tables).
-config::kport_config make_config(const std::string& runs_dir,
-                                 const std::string& runtime_keys = "",
-                                 const std::string& rest = "");
+engine_config make_config(const std::string& runs_dir,
+                          const std::string& runtime_keys = "",
+                          const std::string& rest = "");
 
 /// A port spec of the tiny project, run by scripted exec agents.
 struct project_spec {
@@ -92,19 +92,18 @@ struct project_spec {
 std::string spec_text(const project_spec& p);
 
 /// The spec parsed against `cfg`; fails the test when it does not parse.
-config::port_spec make_spec(const project_spec& p,
-                            const config::kport_config& cfg);
+port_spec make_spec(const project_spec& p, const engine_config& cfg);
 
 /// A spec served by the builtin agent `name`, for pipelines of agent stages.
-config::port_spec builtin_spec(const std::string& op, const std::string& name,
-                               const config::kport_config& cfg);
+port_spec builtin_spec(const std::string& op, const std::string& name,
+                       const engine_config& cfg);
 
 /// A `[pipeline] replace = true` table: analyze PASS -> translate,
 /// translate COMPILED -> ACCEPTED, two attempts each.
 std::string agent_only_pipeline();
 
 /// Starts an engine with this build's injection library.
-std::unique_ptr<runtime::engine> start_engine(config::kport_config cfg);
+std::unique_ptr<engine> start_engine(engine_config cfg);
 
 /// One transition of verdict.json's history.
 struct transition {
@@ -120,7 +119,7 @@ struct transition {
 std::vector<transition> read_history(const std::string& evidence_dir);
 
 /// A job's result in words, for assertion messages.
-std::string describe(const runtime::job_result& r);
+std::string describe(const job_result& r);
 
 /// The history in words, one transition a line.
 std::string describe(const std::vector<transition>& h);
@@ -175,20 +174,19 @@ public:
 
   /// Subscribes to `e` (the callback shares this log's state: either may
   /// outlive the other).
-  void attach(runtime::engine& e);
+  void attach(engine& e);
 
   /// Waits until `pred` holds over the events so far, up to `timeout`.
-  bool wait_for(
-      const std::function<bool(const std::vector<runtime::job_event>&)>& pred,
-      std::chrono::milliseconds timeout);
+  bool wait_for(const std::function<bool(const std::vector<job_event>&)>& pred,
+                std::chrono::milliseconds timeout);
 
-  std::vector<runtime::job_event> events() const;
+  std::vector<job_event> events() const;
 
 private:
   struct state {
     mutable std::mutex mtx;
     std::condition_variable cv;
-    std::vector<runtime::job_event> events;
+    std::vector<job_event> events;
   };
   std::shared_ptr<state> st_;
 };

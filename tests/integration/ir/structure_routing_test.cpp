@@ -73,9 +73,9 @@ std::string json_string_at(const std::string& json, const std::string& key) {
 
 struct structure_routing_test : ::testing::Test {
   temp_dir tmp;
-  config::kport_config cfg =
+  engine_config cfg =
       make_config(tmp / "runs", "fsync = false", structure_pipeline());
-  std::unique_ptr<runtime::engine> eng;
+  std::unique_ptr<engine> eng;
 
   std::mutex mtx;
   std::map<std::string, int> calls; ///< "stage/attempt" -> times called
@@ -91,13 +91,13 @@ struct structure_routing_test : ::testing::Test {
     write_text(tmp / "candidate_ir.sh",
                "cp \"$(cat \"$KPORT_WORKSPACE/candidate_ir\")\" "
                "\"$KPORT_IR_OUT\"\n");
-    auto e = runtime::engine::start(
-        cfg, runtime::runtime_options{.inject_path = KPORT_IR_TEST_INJECT});
+    auto e = engine::start(
+        cfg, runtime_options{.inject_path = KPORT_IR_TEST_INJECT});
     ASSERT_TRUE(e) << e.err().message;
     eng = std::move(*e);
   }
 
-  config::port_spec spec(const std::string& agent) {
+  port_spec spec(const std::string& agent) {
     auto text =
         fmt::format(R"(operator = "softmax"
 description = "row softmax in Tile IR"
@@ -122,8 +122,7 @@ timeout_s = 30
                     fmt::arg("ref_ir", toml_quote(tmp / "reference_ir.sh")),
                     fmt::arg("cand_ir", toml_quote(tmp / "candidate_ir.sh")),
                     fmt::arg("agent", toml_quote(agent)));
-    auto s =
-        config::parse_port_spec(text, "structure-spec.toml", tmp.path(), cfg);
+    auto s = parse_port_spec(text, "structure-spec.toml", tmp.path(), cfg);
     if (!s)
       throw std::runtime_error("spec: " + s.err().message + "\n" + text);
     return std::move(*s);
@@ -135,8 +134,7 @@ timeout_s = 30
   void add_agent(const std::string& name, const std::string& diagnosis) {
     eng->add_agent(
         name,
-        [this, diagnosis](
-            const actors::agent_invocation& inv) -> result<std::string> {
+        [this, diagnosis](const agent_invocation& inv) -> result<std::string> {
           {
             std::lock_guard guard{mtx};
             ++calls[inv.stage + "/" + std::to_string(inv.attempt)];
@@ -161,14 +159,14 @@ timeout_s = 30
         });
   }
 
-  runtime::job_result run(const std::string& agent) {
+  job_result run(const std::string& agent) {
     auto job = eng->submit(spec(agent));
     EXPECT_TRUE(job) << job.err().message;
     if (!job)
       return {};
     auto r = eng->wait(*job, job_timeout);
     EXPECT_TRUE(r) << r.err().message;
-    return r ? *r : runtime::job_result{};
+    return r ? *r : job_result{};
   }
 };
 
@@ -192,8 +190,7 @@ TEST_F(structure_routing_test,
   EXPECT_EQ(r.attempts.at("diagnose_ir"), 1);
 
   // verdict.json on disk tells the same story, with the routing qualifiers.
-  auto v = runtime::read_verdict_file(
-      (fs::path{r.evidence} / "verdict.json").string());
+  auto v = read_verdict_file((fs::path{r.evidence} / "verdict.json").string());
   ASSERT_TRUE(v) << v.err().message;
   EXPECT_EQ(v->state, "ACCEPTED");
   EXPECT_EQ(v->path, r.path);

@@ -2,11 +2,11 @@
 // expected.toml loads, names an integrity rule that its final gate applies,
 // and replays recordings that kport's schemas accept; every cheat folder has
 // its job. The GPU run itself is scripts/gpu-check cheats.
-#include "config/kport_config.hpp"
-#include "config/port_spec.hpp"
+#include "cli/expectations.hpp"
 #include "gates/integrity.hpp"
-#include "runtime/cli/expectations.hpp"
-#include "runtime/schema.hpp"
+#include "kport/config.hpp"
+#include "kport/port_spec.hpp"
+#include "messages/schema.hpp"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -20,14 +20,14 @@ namespace fs = std::filesystem;
 const fs::path corpus = fs::path{KPORT_SOURCE_DIR} / "examples/gpu/cheats";
 
 TEST(cheat_corpus, every_job_names_a_rule_of_the_gate_it_ends_in) {
-  auto cfg = config::load_config({});
+  auto cfg = load_config({});
   ASSERT_TRUE(cfg) << cfg.err().message;
   auto jobs = load_expectations((corpus / "expected.toml").string());
   ASSERT_TRUE(jobs) << jobs.err().message;
   std::set<std::string> specs, rules;
   int accepted = 0;
   for (auto& job : *jobs) {
-    auto spec = config::load_port_spec(job.spec, *cfg);
+    auto spec = load_port_spec(job.spec, *cfg);
     ASSERT_TRUE(spec) << spec.err().message;
     specs.insert(fs::path{job.spec}.parent_path().filename().string());
     ASSERT_FALSE(job.path.empty()) << job.spec;
@@ -43,8 +43,8 @@ TEST(cheat_corpus, every_job_names_a_rule_of_the_gate_it_ends_in) {
     rules.insert(job.reason);
     auto& last = job.path.back();
     auto gate = last.rfind("correctness/", 0) == 0
-                    ? config::gate_type::correctness
-                    : config::gate_type::performance;
+                    ? pipeline::gate_type::correctness
+                    : pipeline::gate_type::performance;
     EXPECT_TRUE(gates::applies(gates::definition(*rule), gate))
         << job.spec << " ends in " << last << " for " << job.reason;
     EXPECT_EQ(last.substr(last.find(' ') + 1), "FAIL") << job.spec;
@@ -60,19 +60,19 @@ TEST(cheat_corpus, every_job_names_a_rule_of_the_gate_it_ends_in) {
 }
 
 TEST(cheat_corpus, every_recording_a_job_replays_is_a_valid_artifact) {
-  auto cfg = config::load_config({});
+  auto cfg = load_config({});
   ASSERT_TRUE(cfg) << cfg.err().message;
   auto jobs = load_expectations((corpus / "expected.toml").string());
   ASSERT_TRUE(jobs) << jobs.err().message;
   for (auto& job : *jobs) {
-    auto spec = config::load_port_spec(job.spec, *cfg);
+    auto spec = load_port_spec(job.spec, *cfg);
     ASSERT_TRUE(spec) << spec.err().message;
     for (auto& [stage, n] : job.attempts)
       for (int attempt = 1; attempt <= n; ++attempt) {
         auto dir = fs::path{spec->agent_for(stage).recording} / stage /
                    std::to_string(attempt);
         auto r =
-            runtime::load_artifact_file(stage, (dir / "result.json").string());
+            messages::load_artifact_file(stage, (dir / "result.json").string());
         EXPECT_TRUE(r) << job.spec << ": " << r.err().message;
       }
     // A cheat's own glue replaces the honest entry point.

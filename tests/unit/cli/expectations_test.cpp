@@ -1,6 +1,6 @@
-#include "runtime/cli/expectations.hpp"
+#include "cli/expectations.hpp"
 
-#include "runtime/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 TEST(expectations, loads_jobs_relative_to_the_file) {
   auto dir = fs::temp_directory_path() / "kport_expect_test";
   auto path = (dir / "expected.toml").string();
-  ASSERT_TRUE(runtime::write_file_atomic(path, R"(
+  ASSERT_TRUE(core::write_file_atomic(path, R"(
 [[job]]
 spec = "saxpy/port.toml"
 state = "ACCEPTED"
@@ -31,7 +31,7 @@ translate = 1
 
 TEST(expectations, unknown_key_in_a_job_is_refused) {
   auto path = (fs::temp_directory_path() / "kport_expect_bad.toml").string();
-  ASSERT_TRUE(runtime::write_file_atomic(
+  ASSERT_TRUE(core::write_file_atomic(
       path,
       "[[job]]\nspec = \"a.toml\"\nstate = \"ACCEPTED\"\nstat = \"x\"\n"));
   auto e = load_expectations(path);
@@ -46,7 +46,7 @@ TEST(expectations, every_difference_is_named) {
   want.reason_contains = "cap";
   want.attempts = {{"translate", 2}, {"diagnose_perf", 1}};
   want.path = {"analyze/1 PASS"};
-  runtime::job_result got;
+  job_result got;
   got.state = "ACCEPTED";
   got.reason = "performance DONE";
   got.attempts = {{"translate", 1}};
@@ -62,7 +62,7 @@ TEST(expectations, every_difference_is_named) {
 
 TEST(expectations, reason_names_the_literal_the_final_reason_starts_with) {
   auto path = (fs::temp_directory_path() / "kport_expect_reason.toml").string();
-  ASSERT_TRUE(runtime::write_file_atomic(
+  ASSERT_TRUE(core::write_file_atomic(
       path, "[[job]]\nspec = \"a.toml\"\nstate = \"REJECTED\"\n"
             "reason = \"fallback\"\n"));
   auto e = load_expectations(path);
@@ -70,7 +70,7 @@ TEST(expectations, reason_names_the_literal_the_final_reason_starts_with) {
   ASSERT_EQ(e->size(), 1u);
   auto& want = (*e)[0];
   EXPECT_EQ(want.reason, "fallback");
-  runtime::job_result got;
+  job_result got;
   got.state = "REJECTED";
   got.reason = "fallback: reference kernel softmax_kernel ran in the "
                "candidate's bench candidate 1 (performance FAIL.fallback)";

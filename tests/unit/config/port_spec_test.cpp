@@ -1,4 +1,4 @@
-#include "config/port_spec.hpp"
+#include "kport/port_spec.hpp"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -24,7 +24,7 @@ protected:
   }
 
   fs::path dir_;
-  kport_config cfg_;
+  engine_config cfg_;
 };
 
 constexpr const char* minimal = R"(operator = "saxpy"

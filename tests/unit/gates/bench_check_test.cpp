@@ -2,7 +2,7 @@
 // real Python helper (python/kport_bench) produces parses strictly.
 #include "gates/bench_check.hpp"
 
-#include "runtime/process_runner.hpp"
+#include "core/process_runner.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -18,7 +18,7 @@ TEST(bench_check, a_line_of_the_python_helper_reads_back) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   auto path = (dir / "check.jsonl").string();
-  runtime::process_spec p;
+  core::process_spec p;
   p.argv = {KPORT_PYTHON, "-c", R"(
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -33,7 +33,7 @@ sys.stdout.write(digest.check_record("2x2-f32", "op[candidate]", 99, [out], call
 )",
             KPORT_PYTHON_DIR};
   p.log_path = path;
-  auto ran = runtime::run_process(p, nullptr);
+  auto ran = core::run_process(p, nullptr);
   ASSERT_TRUE(ran) << ran.err().message;
   ASSERT_TRUE(ran->succeeded()) << ran->describe();
   auto c = read_bench_checks(path);

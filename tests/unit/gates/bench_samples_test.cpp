@@ -5,11 +5,11 @@
 namespace kport::gates {
 namespace {
 
-gpu::trace make_trace() {
-  gpu::trace t;
+trace::trace make_trace() {
+  trace::trace t;
   auto range = [&](std::int64_t id, std::string name, std::uint64_t a,
                    std::uint64_t b) {
-    gpu::trace_range r{};
+    trace::trace_range r{};
     r.id = id;
     r.name = std::move(name);
     r.start_ns = a;
@@ -20,7 +20,7 @@ gpu::trace make_trace() {
   range(2, "kport:n=16", 400, 500);
   range(3, "warmup", 0, 50);
   range(4, "kport:n=32", 600, 1600);
-  gpu::trace_kernel k{};
+  trace::trace_kernel k{};
   k.name = "k";
   k.range = 4;
   k.start_ns = 700;
@@ -64,7 +64,7 @@ TEST(bench_samples, kernels_in_a_range_opened_inside_the_timed_one_count) {
   // A library (or the port) opening its own range inside the timed call
   // must not hide the call's kernels from the iteration.
   auto t = make_trace();
-  gpu::trace_range inner{};
+  trace::trace_range inner{};
   inner.id = 5;
   inner.name = "softmax_port";
   inner.parent = 4;

@@ -5,8 +5,8 @@
 namespace kport::gates {
 namespace {
 
-runtime::process_outcome exited(int code) {
-  runtime::process_outcome o;
+core::process_outcome exited(int code) {
+  core::process_outcome o;
   o.exit_code = code;
   return o;
 }
@@ -49,7 +49,7 @@ TEST(correctness_gate, no_summary_with_clean_exit_is_not_a_pass) {
 }
 
 TEST(correctness_gate, crash_without_summary_fails) {
-  runtime::process_outcome o;
+  core::process_outcome o;
   o.signal = 11;
   auto d = decide_correctness(o, std::nullopt);
   EXPECT_EQ(d.verdict, "FAIL");

@@ -3,12 +3,12 @@
 // routes of the default pipeline and enum names of verdict.json.
 #include "gates/integrity.hpp"
 
-#include "config/kport_config.hpp"
-#include "config/routing.hpp"
+#include "core/atomic_file.hpp"
 #include "gates/gate_report.hpp"
+#include "kport/config.hpp"
+#include "messages/schema.hpp"
 #include "messages/verdict_generated.h"
-#include "runtime/atomic_file.hpp"
-#include "runtime/schema.hpp"
+#include "pipeline/routing.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -26,8 +26,8 @@ bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
-config::port_spec spec() {
-  config::port_spec s;
+port_spec spec() {
+  port_spec s;
   s.target.kernels = {"port_kernel*"};
   s.reference.kernels = {"ref_kernel*"};
   return s;
@@ -42,14 +42,14 @@ using launches =
 /// A bench run's trace as kport_bench writes it: per config one warm-up
 /// range launching `warmup`, then `iterations` timed ranges, each launching
 /// what `launch` names, each kernel executing inside its range.
-gpu::trace bench_trace(const std::vector<std::string>& configs, int iterations,
-                       const launches& launch,
-                       std::vector<std::string> warmup = {"port_kernel"}) {
-  gpu::trace t;
+trace::trace bench_trace(const std::vector<std::string>& configs,
+                         int iterations, const launches& launch,
+                         std::vector<std::string> warmup = {"port_kernel"}) {
+  trace::trace t;
   std::int64_t id = 0;
   std::uint64_t clock = 1000;
   auto range = [&](std::string name) {
-    gpu::trace_range r{};
+    trace::trace_range r{};
     r.id = id++;
     r.name = std::move(name);
     r.start_ns = clock;
@@ -58,11 +58,11 @@ gpu::trace bench_trace(const std::vector<std::string>& configs, int iterations,
     t.ranges.push_back(r);
     return r;
   };
-  auto kernels = [&](const gpu::trace_range& r,
+  auto kernels = [&](const trace::trace_range& r,
                      const std::vector<std::string>& names) {
     std::uint64_t at = r.start_ns + 10;
     for (auto& n : names) {
-      gpu::trace_kernel k{};
+      trace::trace_kernel k{};
       k.name = n;
       k.range = r.id;
       k.start_ns = at;
@@ -86,7 +86,7 @@ launches always(std::vector<std::string> names) {
   return [names](const std::string&, int) { return names; };
 }
 
-run_samples samples(const gpu::trace& t) {
+run_samples samples(const trace::trace& t) {
   return samples_from_traces({t}, time_source::kernel_sum);
 }
 
@@ -109,31 +109,31 @@ TEST(integrity, table_lists_every_rule_once_in_precedence_order) {
 }
 
 TEST(integrity, every_literal_is_a_rejecting_route_and_leads_the_reason) {
-  auto cfg = config::load_config({});
+  auto cfg = load_config({});
   ASSERT_TRUE(cfg) << cfg.err().message;
   for (auto& rule : integrity_rules())
     for (auto gate :
-         {config::gate_type::correctness, config::gate_type::performance}) {
+         {pipeline::gate_type::correctness, pipeline::gate_type::performance}) {
       if (!applies(rule, gate))
         continue;
-      const config::stage_def* stage = nullptr;
-      for (auto& s : cfg->pipeline.stages)
-        if (s.kind == config::stage_kind::gate && s.gate == gate)
+      const pipeline::stage_def* stage = nullptr;
+      for (auto& s : cfg->pipeline->stages)
+        if (s.kind == pipeline::stage_kind::gate && s.gate == gate)
           stage = &s;
-      ASSERT_NE(stage, nullptr) << config::to_string(gate);
-      config::stage_outcome out;
+      ASSERT_NE(stage, nullptr) << pipeline::to_string(gate);
+      pipeline::stage_outcome out;
       out.stage = stage->name;
       out.attempt = 1;
       out.verdict = "FAIL";
       out.qualifier = std::string{rule.literal};
       out.reason = fmt::format("{}: the evidence", rule.literal);
-      auto* entry = config::match_route(*stage, out);
+      auto* entry = pipeline::match_route(*stage, out);
       ASSERT_NE(entry, nullptr) << rule.literal << " in " << stage->name;
       EXPECT_EQ(entry->key, "FAIL." + std::string{rule.literal})
           << "an explicit route, not a catch-all";
-      config::job_progress progress;
+      pipeline::job_progress progress;
       progress.start(stage->name);
-      auto r = config::next_stage(cfg->pipeline, out, progress);
+      auto r = pipeline::next_stage(*cfg->pipeline, out, progress);
       EXPECT_EQ(r.next, "REJECTED") << rule.literal;
       EXPECT_EQ(r.reason.rfind(out.reason, 0), 0u) << r.reason;
     }
@@ -161,10 +161,10 @@ TEST(integrity, every_literal_is_a_rule_of_the_verdict_and_report_schemas) {
   msg::FinishFinalVerdictBuffer(fbb, msg::FinalVerdict::Pack(fbb, &v));
   std::string bin{reinterpret_cast<const char*>(fbb.GetBufferPointer()),
                   fbb.GetSize()};
-  auto json = runtime::artifact_to_json("verdict", bin);
+  auto json = messages::artifact_to_json("verdict", bin);
   ASSERT_TRUE(json) << json.err().message;
   // What kport writes, kport's strict reader takes back: names, not numbers.
-  auto back = runtime::artifact_from_json("verdict", *json, "verdict.json");
+  auto back = messages::artifact_from_json("verdict", *json, "verdict.json");
   ASSERT_TRUE(back) << back.err().message << "\n" << *json;
   for (auto& rule : integrity_rules())
     EXPECT_TRUE(contains(*json, fmt::format("\"rule\": \"{}\"", rule.literal)))
@@ -189,8 +189,8 @@ TEST(integrity, the_first_finding_in_table_order_names_the_failure) {
 
 // ---- no_tests_ran --------------------------------------------------------
 
-runtime::process_outcome exited(int code) {
-  runtime::process_outcome o;
+core::process_outcome exited(int code) {
+  core::process_outcome o;
   o.exit_code = code;
   return o;
 }
@@ -290,7 +290,7 @@ TEST(integrity, a_bench_of_library_kernels_only_has_no_candidate_kernel) {
 TEST(integrity, a_spec_without_kernel_patterns_has_no_kernel_evidence) {
   // An A/A run: one program on both sides, no patterns to tell them apart.
   auto t = bench_trace({"a"}, 3, always({"aa_vector_add"}), {"aa_vector_add"});
-  config::port_spec none;
+  port_spec none;
   EXPECT_TRUE(check_bench_kernels({t}, none, bench_1).empty());
   EXPECT_TRUE(check_outside_window({t}, none.target.kernels, bench_1).empty());
   EXPECT_TRUE(check_no_work(samples(t), none.target.kernels, bench_1).empty());
@@ -314,7 +314,7 @@ TEST(integrity, kernels_from_a_thread_without_ranges_are_outside_the_window) {
   auto t = bench_trace({"big"}, 3, always({}));
   for (auto& r : t.ranges)
     if (r.name == "kport:big") {
-      gpu::trace_kernel k{};
+      trace::trace_kernel k{};
       k.name = "port_kernel";
       k.range = -1;
       k.start_ns = r.start_ns + 50;
@@ -337,13 +337,13 @@ TEST(integrity, kernels_from_a_thread_without_ranges_are_outside_the_window) {
 
 TEST(integrity, kernels_launched_in_another_range_are_outside_the_window) {
   auto t = bench_trace({"a"}, 2, always({"port_kernel"}));
-  gpu::trace_range setup{};
+  trace::trace_range setup{};
   setup.id = 100;
   setup.name = "prefetch";
   setup.start_ns = 90000;
   setup.end_ns = 91000;
   t.ranges.push_back(setup);
-  gpu::trace_kernel k{};
+  trace::trace_kernel k{};
   k.name = "port_kernel";
   k.range = 100;
   k.start_ns = 90100;
@@ -358,17 +358,17 @@ TEST(integrity, kernels_launched_in_another_range_are_outside_the_window) {
 TEST(integrity, warmup_nested_ranges_and_harness_kernels_are_not_outside) {
   auto t = bench_trace({"a"}, 2, always({}), {"port_kernel"});
   // A library range inside the timed call, holding the call's kernel.
-  gpu::trace_range inner{};
+  trace::trace_range inner{};
   inner.id = 100;
   inner.name = "cupy";
   inner.parent = 1; // kport:a, iteration 1
   t.ranges.push_back(inner);
-  gpu::trace_kernel k{};
+  trace::trace_kernel k{};
   k.name = "port_kernel";
   k.range = 100;
   t.kernels.push_back(k);
   // The harness's own L2 flush between iterations, outside every range.
-  gpu::trace_kernel flush{};
+  trace::trace_kernel flush{};
   flush.name = "fill_kernel";
   t.kernels.push_back(flush);
   EXPECT_TRUE(
@@ -446,7 +446,7 @@ struct check_files : ::testing::Test {
 
   bench_checks write(const std::string& name, const std::string& lines) {
     auto path = (dir / name).string();
-    EXPECT_TRUE(runtime::write_file_atomic(path, lines));
+    EXPECT_TRUE(core::write_file_atomic(path, lines));
     auto c = read_bench_checks(path);
     EXPECT_TRUE(c) << c.err().message;
     return c ? *c : bench_checks{};
@@ -511,8 +511,8 @@ TEST_F(check_files, a_missing_file_is_absent_and_a_bad_line_names_its_place) {
   EXPECT_FALSE(absent->present);
   auto path = (dir / "bad.jsonl").string();
   ASSERT_TRUE(
-      runtime::write_file_atomic(path, line("a", tensor(softmax_row)) +
-                                           "{\"config\": \"b\", \"x\": 1}\n"));
+      core::write_file_atomic(path, line("a", tensor(softmax_row)) +
+                                        "{\"config\": \"b\", \"x\": 1}\n"));
   auto bad = read_bench_checks(path);
   ASSERT_FALSE(bad);
   EXPECT_TRUE(contains(bad.err().message, "bad.jsonl:2")) << bad.err().message;
@@ -642,7 +642,7 @@ TEST_F(check_files, an_in_place_operator_may_change_what_the_reference_does) {
 /// A cheat's candidate run and the reference's check file: what
 /// check_candidate_bench is given after round 1.
 struct scenario {
-  gpu::trace trace;
+  trace::trace trace;
   std::string cand_lines, ref_lines;
 };
 
@@ -664,7 +664,7 @@ struct corpus_scenarios : check_files {
     return check_candidate_bench({{sc.trace}, rounds, cand, ref, true}, spec(),
                                  bench_1);
   }
-  std::vector<integrity_finding> evaluate(const gpu::trace& t,
+  std::vector<integrity_finding> evaluate(const trace::trace& t,
                                           const std::string& cand_lines) {
     return evaluate({t, cand_lines, honest_check()});
   }
@@ -693,7 +693,7 @@ TEST_F(corpus_scenarios, a_worker_thread_is_work_outside_the_window_first) {
   auto t = bench_trace({"small", "large"}, 10, large_only({}));
   for (auto r : t.ranges)
     if (r.name == "kport:large" || r.name == "kport.warmup:large") {
-      gpu::trace_kernel k{};
+      trace::trace_kernel k{};
       k.name = "port_kernel";
       k.start_ns = r.start_ns + 100;
       k.end_ns = r.start_ns + 200;
@@ -758,10 +758,10 @@ TEST_F(corpus_scenarios, an_in_place_call_is_mutates_inputs_alone) {
 
 // ---- recorded traces --------------------------------------------------------
 
-gpu::trace fixture(const std::string& name) {
-  auto t = gpu::read_trace(std::string{KPORT_TRACE_FIXTURES} + "/" + name);
+trace::trace fixture(const std::string& name) {
+  auto t = trace::read_trace(std::string{KPORT_TRACE_FIXTURES} + "/" + name);
   EXPECT_TRUE(t) << t.err().message;
-  return t ? *t : gpu::trace{};
+  return t ? *t : trace::trace{};
 }
 
 TEST(integrity, an_h200_trace_shows_a_kernel_outside_every_range) {

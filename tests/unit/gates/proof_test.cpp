@@ -5,16 +5,16 @@
 namespace kport::gates {
 namespace {
 
-gpu::trace_kernel kernel(std::string name, std::string demangled = "") {
-  gpu::trace_kernel k;
+trace::trace_kernel kernel(std::string name, std::string demangled = "") {
+  trace::trace_kernel k;
   k.name = std::move(name);
   k.demangled = std::move(demangled);
   return k;
 }
 
-config::port_spec spec_with(std::vector<std::string> cand,
-                            std::vector<std::string> ref) {
-  config::port_spec s;
+port_spec spec_with(std::vector<std::string> cand,
+                    std::vector<std::string> ref) {
+  port_spec s;
   s.target.kernels = std::move(cand);
   s.reference.kernels = std::move(ref);
   return s;
@@ -28,7 +28,7 @@ TEST(proof, patterns_match_mangled_or_demangled_names) {
 }
 
 TEST(proof, candidate_kernels_prove_execution) {
-  gpu::trace t;
+  trace::trace t;
   t.kernels = {kernel("softmax_port_kernel"), kernel("softmax_kernel_triton")};
   auto spec = spec_with({"softmax_port*"}, {"softmax_kernel*"});
   auto p = collect_proof({t}, spec, std::nullopt);
@@ -39,9 +39,9 @@ TEST(proof, candidate_kernels_prove_execution) {
 }
 
 TEST(proof, named_build_product_must_be_loaded) {
-  gpu::trace t;
+  trace::trace t;
   t.kernels = {kernel("softmax_port_kernel")};
-  gpu::trace_module m;
+  trace::trace_module m;
   m.hash = "aaaa";
   t.modules = {m};
   auto spec = spec_with({"softmax_port*"}, {});

@@ -8,10 +8,10 @@
 namespace kport::gates {
 namespace {
 
-gpu::trace fixture(const std::string& name) {
-  auto t = gpu::read_trace(std::string{KPORT_TRACE_FIXTURES} + "/" + name);
+trace::trace fixture(const std::string& name) {
+  auto t = trace::read_trace(std::string{KPORT_TRACE_FIXTURES} + "/" + name);
   EXPECT_TRUE(t) << t.err().message;
-  return t ? *t : gpu::trace{};
+  return t ? *t : trace::trace{};
 }
 
 TEST(trace_fixture_gates, cuda_iterations_sum_the_kernels_of_their_range) {
@@ -28,7 +28,7 @@ TEST(trace_fixture_gates, cuda_iterations_sum_the_kernels_of_their_range) {
 
 TEST(trace_fixture_gates, triton_kernel_proves_a_triton_candidate) {
   auto t = fixture("triton_torch.kpt");
-  config::port_spec spec;
+  port_spec spec;
   spec.target.kernels = {"kport_add_one*"};
   auto p = collect_proof({t}, spec, std::nullopt);
   EXPECT_EQ(p.candidate_kernels.size(), 1u);

@@ -6,8 +6,8 @@ import pathlib
 import sys
 
 REFERENCE_DIR = pathlib.Path(__file__).resolve().parent
-# <repo>/python, from examples/gpu/moe_align/reference, unless kport_bench is installed.
-sys.path.append(str(REFERENCE_DIR.parents[3] / "python"))
+# <repo>/sdk/python, from examples/gpu/moe_align/reference, unless kport_bench is installed.
+sys.path.append(str(REFERENCE_DIR.parents[3] / "sdk" / "python"))
 from kport_bench.impl import IMPLS, Selector, selected_impl, workspace_dir  # noqa: E402,F401
 
 selector = Selector(REFERENCE_DIR, "moe_align_triton", "moe_align_impl")

@@ -1,0 +1,264 @@
+#include "cli/run_command.hpp"
+
+#include "cli/expectations.hpp"
+#include "core/json_quote.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fmt/format.h>
+#include <map>
+#include <mutex>
+#include <unistd.h>
+
+namespace kport::cli {
+
+using core::json_quote;
+
+namespace {
+
+/// The stages in the order a job meets them, for the attempts column.
+const std::vector<std::string>& stage_order() {
+  static const std::vector<std::string> order{
+      "analyze",     "translate",   "integrate",   "structure",
+      "correctness", "performance", "diagnose_ir", "diagnose_perf"};
+  return order;
+}
+
+std::string attempts_text(const std::map<std::string, int>& attempts) {
+  std::string out;
+  auto add = [&](const std::string& stage, int n) {
+    out += fmt::format("{}{}={}", out.empty() ? "" : " ", stage, n);
+  };
+  for (auto& s : stage_order())
+    if (auto i = attempts.find(s); i != attempts.end())
+      add(s, i->second);
+  for (auto& [s, n] : attempts)
+    if (std::find(stage_order().begin(), stage_order().end(), s) ==
+        stage_order().end())
+      add(s, n);
+  return out;
+}
+
+/// A line per job, redrawn in place on a terminal.
+class live_lines {
+public:
+  void add(const std::string& job) {
+    std::lock_guard guard{mtx_};
+    if (lines_.count(job))
+      return;
+    jobs_.push_back(job);
+    lines_[job] = "queued";
+    std::fprintf(stderr, "\n");
+    draw(true);
+  }
+
+  void update(const job_event& e) {
+    std::lock_guard guard{mtx_};
+    if (!lines_.count(e.job)) {
+      jobs_.push_back(e.job);
+      std::fprintf(stderr, "\n");
+    }
+    lines_[e.job] = e.final ? fmt::format("{} ({})", e.next, e.reason)
+                            : fmt::format("{} #{} {} -> {}", e.stage, e.attempt,
+                                          e.verdict, e.next);
+    draw(true);
+  }
+
+private:
+  void draw(bool redraw) {
+    if (redraw)
+      std::fprintf(stderr, "\x1b[%zuA", jobs_.size());
+    for (auto& j : jobs_) {
+      auto line = fmt::format("{:<28} {}", j, lines_[j]);
+      if (line.size() > 110)
+        line = line.substr(0, 107) + "...";
+      std::fprintf(stderr, "\x1b[2K%s\n", line.c_str());
+    }
+    std::fflush(stderr);
+  }
+
+  std::mutex mtx_;
+  std::vector<std::string> jobs_;
+  std::map<std::string, std::string> lines_;
+};
+
+} // namespace
+
+std::string summary_table(const std::vector<job_result>& results) {
+  std::string out = fmt::format("{:<24} {:<12} {:<10} {:<9} {}\n", "job",
+                                "operator", "state", "geomean", "attempts");
+  for (auto& r : results) {
+    auto gm = r.has_geomean ? fmt::format("{:.3f}", r.geomean) : "-";
+    out += fmt::format("{:<24} {:<12} {:<10} {:<9} {}\n", r.job, r.op, r.state,
+                       gm, attempts_text(r.attempts));
+    out += fmt::format("  {}\n  evidence: {}\n", r.reason, r.evidence);
+  }
+  return out;
+}
+
+std::string devices_table(const std::vector<device_summary>& devices,
+                          double wall_s) {
+  std::string out = fmt::format(
+      "\n{:<10} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6}\n",
+      "device", "runs", "lease", "queued_s", "starting_s", "waiting_s",
+      "leased_s", "busy_s", "busy%");
+  for (auto& d : devices)
+    out += fmt::format(
+        "{:<10} {:>5} {:>6} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} {:>10.2f} "
+        "{:>5.1f}%\n",
+        d.name, d.runs, d.lease ? "on" : "off", d.queued_s, d.starting_s,
+        d.waiting_s, d.leased_s, d.busy_s,
+        wall_s > 0 ? 100.0 * d.busy_s / wall_s : 0.0);
+  return out + fmt::format("wall {:.2f} s\n", wall_s);
+}
+
+std::string devices_json(const std::vector<device_summary>& devices,
+                         double wall_s) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    auto& d = devices[i];
+    out += fmt::format(
+        "{}\n  {{\"device\": {}, \"runs\": {}, \"lease\": {}, \"queued_s\": "
+        "{:.3f}, \"starting_s\": {:.3f}, \"waiting_s\": {:.3f}, \"leased_s\": "
+        "{:.3f}, \"busy_s\": {:.3f}, \"busy_fraction\": {:.4f}, \"drained\": "
+        "{}}}",
+        i ? "," : "", json_quote(d.name), d.runs, d.lease, d.queued_s,
+        d.starting_s, d.waiting_s, d.leased_s, d.busy_s,
+        wall_s > 0 ? d.busy_s / wall_s : 0.0, d.drained);
+  }
+  return out + "\n]";
+}
+
+std::string summary_json(const std::vector<job_result>& results,
+                         const std::vector<device_summary>& devices,
+                         double wall_s) {
+  std::string out = "{\"jobs\": [";
+  bool first = true;
+  for (auto& r : results) {
+    std::string attempts = "{";
+    bool f2 = true;
+    for (auto& [s, n] : r.attempts) {
+      attempts += fmt::format("{}{}: {}", f2 ? "" : ", ", json_quote(s), n);
+      f2 = false;
+    }
+    attempts += "}";
+    out += fmt::format(
+        "{}\n  {{\"job\": {}, \"operator\": {}, \"state\": {}, \"reason\": {}, "
+        "\"attempts\": {}, \"repair_cycles\": {}, \"geomean\": {}, "
+        "\"floor\": {}, \"configs\": {}, \"tests_executed\": {}, "
+        "\"tests_failed\": {}, \"efficiency\": {:.4f}, \"evidence\": {}, "
+        "\"wall_s\": {:.3f}}}",
+        first ? "" : ",", json_quote(r.job), json_quote(r.op),
+        json_quote(r.state), json_quote(r.reason), attempts, r.repair_cycles,
+        r.has_geomean ? fmt::format("{:.6f}", r.geomean) : "null",
+        r.has_geomean ? fmt::format("{:.6f}", r.floor) : "null", r.configs,
+        r.tests_executed, r.tests_failed, r.efficiency, json_quote(r.evidence),
+        r.wall_s);
+    first = false;
+  }
+  return out + fmt::format("\n], \"wall_s\": {:.3f}, \"devices\": {}}}\n",
+                           wall_s, devices_json(devices, wall_s));
+}
+
+int run_command(const run_options& opts) {
+  auto cfg = load_config(opts.configs);
+  if (!cfg) {
+    std::fprintf(stderr, "kport: %s\n", cfg.err().message.c_str());
+    return 2;
+  }
+  if (!opts.runs_dir.empty())
+    cfg->runtime.runs_dir = opts.runs_dir;
+  if (opts.jobs > 0)
+    cfg->runtime.max_jobs = opts.jobs;
+  std::vector<job_expectation> expected;
+  if (!opts.expect.empty()) {
+    auto e = load_expectations(opts.expect);
+    if (!e) {
+      std::fprintf(stderr, "kport: %s\n", e.err().message.c_str());
+      return 2;
+    }
+    expected = std::move(*e);
+  }
+  std::vector<const job_expectation*> wants;
+  std::vector<port_spec> specs;
+  for (auto& path : opts.specs) {
+    auto spec = load_port_spec(path, *cfg);
+    if (!spec) {
+      std::fprintf(stderr, "kport: %s\n", spec.err().message.c_str());
+      return 2;
+    }
+    if (!opts.expect.empty()) {
+      auto i = std::find_if(expected.begin(), expected.end(),
+                            [&](auto& e) { return e.spec == spec->path; });
+      if (i == expected.end()) {
+        std::fprintf(stderr, "kport: %s has no [[job]] in %s\n", path.c_str(),
+                     opts.expect.c_str());
+        return 2;
+      }
+      wants.push_back(&*i);
+    }
+    specs.push_back(std::move(*spec));
+  }
+  auto engine = engine::start(std::move(*cfg));
+  if (!engine) {
+    std::fprintf(stderr, "kport: %s\n", engine.err().message.c_str());
+    return exit_status(engine.err());
+  }
+  // Subscribed before the first submit, so no early transition is missed.
+  std::unique_ptr<live_lines> live;
+  if (!opts.json && ::isatty(STDERR_FILENO)) {
+    live = std::make_unique<live_lines>();
+    auto* l = live.get();
+    (*engine)->subscribe([l](const job_event& e) { l->update(e); });
+  }
+  auto started = std::chrono::steady_clock::now();
+  std::vector<std::string> jobs;
+  for (auto& spec : specs) {
+    auto job = (*engine)->submit(std::move(spec));
+    if (!job) {
+      std::fprintf(stderr, "kport: %s\n", job.err().message.c_str());
+      return 1;
+    }
+    if (live)
+      live->add(*job);
+    jobs.push_back(*job);
+  }
+  std::vector<job_result> results;
+  bool all_accepted = true;
+  for (auto& job : jobs) {
+    auto r = (*engine)->wait(job);
+    if (!r) {
+      std::fprintf(stderr, "kport: %s\n", r.err().message.c_str());
+      return 1;
+    }
+    all_accepted = all_accepted && r->state == "ACCEPTED";
+    results.push_back(std::move(*r));
+  }
+  auto wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+          .count();
+  auto devices = (*engine)->devices();
+  (*engine)->stop();
+  live.reset();
+  auto text = opts.json
+                  ? summary_json(results, devices, wall_s)
+                  : summary_table(results) + devices_table(devices, wall_s);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+  if (opts.expect.empty())
+    return all_accepted ? 0 : 1;
+  int mismatches = 0;
+  for (std::size_t i = 0; i < results.size(); ++i)
+    for (auto& d : compare(*wants[i], results[i])) {
+      std::fprintf(stderr, "kport: %s: %s\n", results[i].job.c_str(),
+                   d.c_str());
+      ++mismatches;
+    }
+  std::fprintf(stderr, "kport: %zu jobs, %s\n", results.size(),
+               mismatches ? "some did not end as expected"
+                          : "every job ended as expected");
+  return mismatches ? 1 : 0;
+}
+
+} // namespace kport::cli

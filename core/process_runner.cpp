@@ -1,0 +1,318 @@
+#include "core/process_runner.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace kport::core {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+constexpr std::size_t tail_limit = 64u << 10;
+
+/// Why the child could not exec, reported over a close-on-exec pipe.
+struct start_failure {
+  int step; // 1 = chdir, 2 = exec
+  int err;
+};
+
+std::vector<std::string> make_env(const process_spec& spec) {
+  std::vector<std::string> out;
+  auto replaced = [&](std::string_view entry) {
+    auto eq = entry.find('=');
+    auto key = entry.substr(0, eq);
+    for (auto& u : spec.unset_env)
+      if (key == u)
+        return true;
+    for (auto& [k, v] : spec.env)
+      if (key == k)
+        return true;
+    return false;
+  };
+  for (char** e = environ; e && *e; ++e)
+    if (!replaced(*e))
+      out.emplace_back(*e);
+  for (auto& [k, v] : spec.env)
+    out.push_back(k + "=" + v);
+  return out;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& xs) {
+  std::vector<char*> out;
+  out.reserve(xs.size() + 1);
+  for (auto& x : xs)
+    out.push_back(x.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+int pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+/// Collects the child's output: the capped log file and the tail in memory.
+class output_sink {
+public:
+  output_sink(int log_fd, std::size_t limit)
+      : log_fd_(log_fd)
+      , limit_(limit) {}
+
+  void write(const char* data, std::size_t n, process_outcome& out) {
+    out.output_bytes += n;
+    if (log_fd_ >= 0 && written_ < limit_) {
+      auto k = std::min(n, limit_ - written_);
+      std::size_t done = 0;
+      while (done < k) {
+        auto w = ::write(log_fd_, data + done, k - done);
+        if (w <= 0)
+          break;
+        done += static_cast<std::size_t>(w);
+      }
+      written_ += done;
+      if (k < n)
+        out.log_truncated = true;
+    } else if (log_fd_ >= 0) {
+      out.log_truncated = true;
+    }
+    out.tail.append(data, n);
+    if (out.tail.size() > 2 * tail_limit)
+      out.tail.erase(0, out.tail.size() - tail_limit);
+  }
+
+private:
+  int log_fd_;
+  std::size_t limit_;
+  std::size_t written_ = 0;
+};
+
+} // namespace
+
+std::string process_outcome::describe() const {
+  if (cancelled)
+    return "cancelled";
+  if (timed_out)
+    return "timed out";
+  if (signal != 0)
+    return fmt::format("killed by signal {} ({})", signal, ::strsignal(signal));
+  return fmt::format("exit {}", exit_code);
+}
+
+result<process_outcome> run_process(const process_spec& spec,
+                                    const cancel_token* cancel) {
+  if (spec.argv.empty())
+    return fail(error_code::process, "empty command line");
+  auto env = make_env(spec);
+  auto envp = c_strings(env);
+  auto argv_copy = spec.argv;
+  auto argv = c_strings(argv_copy);
+
+  int log_fd = -1;
+  if (!spec.log_path.empty()) {
+    log_fd = ::open(spec.log_path.c_str(),
+                    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log_fd < 0)
+      return fail(error_code::io,
+                  fmt::format("cannot write log `{}`: {}", spec.log_path,
+                              std::strerror(errno)));
+  }
+  int out_pipe[2];
+  int report_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0)
+    return fail(error_code::process,
+                fmt::format("pipe failed: {}", std::strerror(errno)));
+  if (::pipe2(report_pipe, O_CLOEXEC) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    return fail(error_code::process,
+                fmt::format("pipe failed: {}", std::strerror(errno)));
+  }
+  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
+
+  auto started = clock::now();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    // Child: only async-signal-safe calls until exec.
+    ::setpgid(0, 0);
+    // The forking thread may block signals (actor threads do): the child
+    // must start with none blocked and default SIGPIPE, as a shell would.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);
+    if (null_fd >= 0)
+      ::dup2(null_fd, 0);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(out_pipe[1], 2);
+    start_failure f{0, 0};
+    if (cwd && ::chdir(cwd) != 0) {
+      f = {1, errno};
+    } else {
+      ::execvpe(argv[0], argv.data(), envp.data());
+      f = {2, errno};
+    }
+    [[maybe_unused]] auto n = ::write(report_pipe[1], &f, sizeof(f));
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(report_pipe[1]);
+  if (null_fd >= 0)
+    ::close(null_fd);
+  if (pid < 0) {
+    auto err = errno;
+    ::close(out_pipe[0]);
+    ::close(report_pipe[0]);
+    if (log_fd >= 0)
+      ::close(log_fd);
+    return fail(error_code::process,
+                fmt::format("fork failed: {}", std::strerror(err)));
+  }
+  ::setpgid(pid, pid); // also here: whichever side runs first wins the race
+
+  start_failure f{0, 0};
+  auto got = ::read(report_pipe[0], &f, sizeof(f));
+  ::close(report_pipe[0]);
+  if (got == static_cast<ssize_t>(sizeof(f))) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(out_pipe[0]);
+    if (log_fd >= 0)
+      ::close(log_fd);
+    if (f.step == 1)
+      return fail(
+          error_code::process,
+          fmt::format("cannot enter `{}`: {}", spec.cwd, std::strerror(f.err)));
+    return fail(error_code::process,
+                fmt::format("cannot run `{}`{}: {}", spec.argv[0],
+                            cwd ? fmt::format(" in `{}`", spec.cwd) : "",
+                            std::strerror(f.err)));
+  }
+
+  process_outcome out;
+  output_sink sink{log_fd, spec.log_limit};
+  int pidfd = pidfd_open(pid);
+  int out_fd = out_pipe[0];
+  bool exited = false;
+  int status = 0;
+  auto deadline = spec.timeout.count() > 0 ? started + spec.timeout
+                                           : clock::time_point::max();
+  auto kill_at = clock::time_point::max();
+  bool terminating = false;
+  auto terminate = [&] {
+    if (!terminating) {
+      ::kill(-pid, SIGTERM);
+      terminating = true;
+      kill_at = clock::now() + spec.kill_grace;
+    }
+  };
+  // After the leader is gone, stragglers of its group are killed and the pipe
+  // drained; a member that escaped the group (setsid) may hold the pipe open,
+  // so the drain is bounded.
+  auto drain_until = clock::time_point::max();
+  char buf[16384];
+  while (out_fd >= 0 || !exited) {
+    std::vector<pollfd> fds;
+    if (out_fd >= 0)
+      fds.push_back({out_fd, POLLIN, 0});
+    if (!exited && pidfd >= 0)
+      fds.push_back({pidfd, POLLIN, 0});
+    if (!exited && cancel && !terminating)
+      fds.push_back({cancel->fd(), POLLIN, 0});
+    if (!exited && spec.timeout_signal && !terminating)
+      fds.push_back({spec.timeout_signal->fd(), POLLIN, 0});
+    auto now = clock::now();
+    auto next = std::min({deadline, kill_at, drain_until});
+    int wait_ms = -1;
+    if (next != clock::time_point::max())
+      wait_ms = static_cast<int>(std::max<long long>(
+          0, std::chrono::duration_cast<std::chrono::milliseconds>(next - now)
+                     .count() +
+                 1));
+    if (pidfd < 0 && !exited)
+      wait_ms = wait_ms < 0 ? 20 : std::min(wait_ms, 20);
+    int n = ::poll(fds.data(), fds.size(), wait_ms);
+    if (n < 0 && errno != EINTR)
+      break;
+    for (auto& p : fds) {
+      if (!p.revents)
+        continue;
+      if (p.fd == out_fd) {
+        auto r = ::read(out_fd, buf, sizeof(buf));
+        if (r > 0) {
+          sink.write(buf, static_cast<std::size_t>(r), out);
+        } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+          ::close(out_fd);
+          out_fd = -1;
+        }
+      } else if (cancel && p.fd == cancel->fd()) {
+        out.cancelled = true;
+        terminate();
+      } else if (spec.timeout_signal && p.fd == spec.timeout_signal->fd()) {
+        out.timed_out = !out.cancelled;
+        terminate();
+      }
+    }
+    now = clock::now();
+    if (!exited) {
+      bool leader_done = false;
+      if (pidfd >= 0) {
+        pollfd p{pidfd, POLLIN, 0};
+        leader_done = ::poll(&p, 1, 0) == 1;
+      } else {
+        siginfo_t info{};
+        leader_done =
+            ::waitid(P_PID, pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            info.si_pid == pid;
+      }
+      if (leader_done) {
+        // The leader is a zombie until reaped, so its group id is still ours.
+        ::kill(-pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        exited = true;
+        drain_until = now + std::chrono::seconds(2);
+        continue;
+      }
+      if (now >= deadline && !terminating) {
+        out.timed_out = !out.cancelled;
+        terminate();
+      }
+      if (now >= kill_at)
+        ::kill(-pid, SIGKILL);
+    } else if (now >= drain_until && out_fd >= 0) {
+      ::close(out_fd);
+      out_fd = -1;
+    }
+  }
+  if (pidfd >= 0)
+    ::close(pidfd);
+  if (log_fd >= 0)
+    ::close(log_fd);
+  out.wall = clock::now() - started;
+  if (WIFEXITED(status)) {
+    out.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    out.signal = WTERMSIG(status);
+    out.exit_code = -1;
+  }
+  if (out.tail.size() > tail_limit)
+    out.tail.erase(0, out.tail.size() - tail_limit);
+  return out;
+}
+
+} // namespace kport::core

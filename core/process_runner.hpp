@@ -1,0 +1,65 @@
+#pragma once
+
+#include "core/cancel_token.hpp"
+#include "kport/error.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kport::core {
+
+/// What to run: argv, where, with which extra environment, logging to where.
+struct process_spec {
+  std::vector<std::string> argv;
+  std::string cwd;
+  /// Added to (or replacing in) the parent's environment.
+  std::vector<std::pair<std::string, std::string>> env;
+  /// Variables removed from the inherited environment.
+  std::vector<std::string> unset_env;
+  /// stdout and stderr, interleaved, go here; empty = discard.
+  std::string log_path;
+  /// Bytes written to the log at most; the rest is counted, not stored.
+  std::size_t log_limit = 16u << 20;
+  /// Zero means no timeout.
+  std::chrono::milliseconds timeout{0};
+  /// Fired by whoever keeps a time bound the runner cannot see (the device
+  /// lease bounds the time a run holds the device, not its wall time): the
+  /// process group dies and the outcome says timed out.
+  cancel_token_ptr timeout_signal;
+  /// Between SIGTERM and SIGKILL of the process group on timeout or cancel.
+  std::chrono::milliseconds kill_grace{1000};
+};
+
+/// How a process ended.
+struct process_outcome {
+  int exit_code = -1; ///< -1 when killed by a signal
+  int signal = 0;     ///< the terminating signal, or 0
+  bool timed_out = false;
+  bool cancelled = false;
+  bool log_truncated = false;
+  std::size_t output_bytes = 0;
+  std::chrono::nanoseconds wall{0};
+  /// The last bytes of output (up to 64 KiB): where test summaries are.
+  std::string tail;
+
+  /// True when it ran to the end and exited 0.
+  bool succeeded() const noexcept {
+    return exit_code == 0 && !timed_out && !cancelled;
+  }
+
+  /// A one-line description: "exit 1", "killed by signal 9", "timed out".
+  std::string describe() const;
+};
+
+/// Runs a child in its own process group and waits for it, its timeout or a
+/// cancel, whichever comes first; on timeout or cancel the whole group dies.
+///
+/// The one process runner of kport: agents, builds, tests and benches all go
+/// through it. Errors are only for a process that could not be started.
+result<process_outcome> run_process(const process_spec& spec,
+                                    const cancel_token* cancel = nullptr);
+
+} // namespace kport::core

@@ -1,0 +1,384 @@
+#include "kport/engine.hpp"
+
+#include "actors/actor_messages.hpp"
+#include "actors/device_actor.hpp"
+#include "actors/device_pool.hpp"
+#include "actors/supervisor.hpp"
+#include "core/atomic_file.hpp"
+#include "devices/cuda_probe.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <mutex>
+#include <set>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+namespace kport {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+job_result to_job_result(const msg::FinalVerdict* v) {
+  job_result r;
+  r.job = v->job()->str();
+  r.op = v->operator_()->str();
+  r.state = msg::EnumNameFinalState(v->state());
+  r.reason = v->reason()->str();
+  if (v->attempts())
+    for (auto* a : *v->attempts())
+      r.attempts[a->stage()->str()] = a->attempts();
+  r.repair_cycles = v->repair_cycles();
+  if (auto* p = v->perf(); p && p->configs() && p->configs()->size() > 0) {
+    r.has_geomean = true;
+    r.geomean = p->geomean();
+    r.floor = p->floor();
+    r.configs = static_cast<int>(p->configs()->size());
+    r.efficiency = p->efficiency();
+  }
+  if (auto* t = v->tests()) {
+    r.tests_executed = t->executed();
+    r.tests_failed = t->failed() + t->errors();
+  }
+  r.evidence = v->evidence() ? v->evidence()->str() : "";
+  r.wall_s = v->wall_s();
+  if (v->history())
+    for (auto* t : *v->history())
+      r.path.push_back(fmt::format("{}/{} {}", t->stage()->str(), t->attempt(),
+                                   t->verdict()->str()));
+  return r;
+}
+
+/// The devices of the configured backend; `auto` falls back to the host
+/// when no GPU is found, `cuda` insists.
+result<std::vector<devices::device_descriptor>>
+choose_devices(const device_settings& s) {
+  std::vector<devices::device_descriptor> out;
+  if (s.backend != "host") {
+    auto found = devices::discover_cuda_devices();
+    if (!found && s.backend == "cuda")
+      return fail(error_code::config,
+                  fmt::format("devices.backend is \"cuda\" but {}",
+                              found.err().message));
+    if (found) {
+      for (auto& d : *found) {
+        bool wanted = s.cuda_devices.empty();
+        for (auto& w : s.cuda_devices)
+          wanted = wanted || w == d.uuid || w == std::to_string(d.index);
+        if (wanted)
+          out.push_back({fmt::format("cuda:{}", d.index), "cuda", d.uuid});
+      }
+      if (out.empty())
+        return fail(error_code::config,
+                    "devices.cuda_devices names no device that was found; "
+                    "`kport devices` lists them");
+      return out;
+    }
+  }
+  for (int i = 0; i < s.host_slots; ++i)
+    out.push_back({fmt::format("host:{}", i), "host", ""});
+  return out;
+}
+
+std::string self_dir() {
+  std::error_code ec;
+  auto exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string{} : exe.parent_path().string();
+}
+
+} // namespace
+
+std::string find_inject_library() {
+  if (auto* env = std::getenv("KPORT_INJECT"); env && *env)
+    return env;
+  auto dir = self_dir();
+  for (auto* rel :
+       {"libkport_inject.so", "lib/libkport_inject.so",
+        "../lib/libkport_inject.so", "../lib/kport/libkport_inject.so"}) {
+    auto p = fs::path{dir} / rel;
+    if (fs::exists(p))
+      return fs::weakly_canonical(p).string();
+  }
+  return (fs::path{dir} / "libkport_inject.so").string();
+}
+
+result<job_result> read_verdict_file(const std::string& path) {
+  auto bin_path = path;
+  if (bin_path.size() > 5 && bin_path.ends_with(".json"))
+    bin_path = bin_path.substr(0, bin_path.size() - 5) + ".bin";
+  auto bin = core::read_file(bin_path, 64u << 20);
+  if (!bin)
+    return std::move(bin).err();
+  flatbuffers::Verifier verifier(
+      reinterpret_cast<const std::uint8_t*>(bin->data()), bin->size());
+  if (!msg::VerifyFinalVerdictBuffer(verifier))
+    return fail(error_code::parse,
+                fmt::format("`{}` is not a kport verdict", bin_path));
+  return to_job_result(msg::GetFinalVerdict(bin->data()));
+}
+
+struct engine::impl {
+  std::shared_ptr<const engine_config> cfg;
+  caf::actor_system_config sys_cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  agents::agent_registry_ptr agents =
+      std::make_shared<agents::agent_registry>();
+  std::vector<actors::device_actor> devices;
+  actors::pool_actor pool;
+  actors::supervisor_actor sup;
+  std::vector<caf::actor> subscribers;
+  std::string inject;
+  std::string backend;
+  std::mutex mtx;
+  std::set<std::string> jobs;
+  bool stopped = false;
+};
+
+engine::engine(std::unique_ptr<impl> p)
+    : impl_(std::move(p)) {}
+
+engine::~engine() {
+  stop();
+}
+
+result<std::unique_ptr<engine>> engine::start(engine_config cfg,
+                                              runtime_options opts) {
+  auto p = std::make_unique<impl>();
+  auto runs = fs::absolute(cfg.runtime.runs_dir);
+  std::error_code ec;
+  fs::create_directories(runs, ec);
+  if (ec)
+    return fail(error_code::io, fmt::format("cannot create runs folder `{}`: "
+                                            "{}",
+                                            runs.string(), ec.message()));
+  cfg.runtime.runs_dir = runs.string();
+  spdlog::set_level(spdlog::level::from_str(cfg.runtime.log_level));
+  core::set_durable_writes(cfg.runtime.fsync);
+  std::shared_ptr<evidence::journal> jr;
+  if (cfg.runtime.journal) {
+    auto j = evidence::journal::open((runs / "journal.sqlite").string());
+    if (!j)
+      return std::move(j).err();
+    jr = std::move(*j);
+  }
+  p->inject =
+      opts.inject_path.empty() ? find_inject_library() : opts.inject_path;
+  p->cfg = std::make_shared<const engine_config>(std::move(cfg));
+  p->sys_cfg.add_message_types<caf::id_block::kport>();
+  auto threads =
+      p->cfg->runtime.threads > 0
+          ? p->cfg->runtime.threads
+          : static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+  p->sys_cfg.set("scheduler.max-threads", threads);
+  p->sys_cfg.set("logger.verbosity", caf::atom("quiet"));
+  p->sys = std::make_unique<caf::actor_system>(p->sys_cfg);
+  auto chosen = choose_devices(p->cfg->devices);
+  if (!chosen)
+    return std::move(chosen).err();
+  p->backend = chosen->front().backend;
+  devices::device_options dev_opts;
+  dev_opts.inject_path = p->inject;
+  dev_opts.lease = p->cfg->devices.lease;
+  dev_opts.startup_limit = p->cfg->devices.startup_limit;
+  dev_opts.lease_hold = p->cfg->devices.lease_hold;
+  dev_opts.lease_quiet = p->cfg->devices.lease_quiet;
+  dev_opts.lease_settle =
+      std::chrono::milliseconds{p->cfg->devices.lease_settle_ms};
+  for (auto& d : *chosen)
+    p->devices.push_back(p->sys->spawn(actors::device, d, dev_opts));
+  p->pool =
+      p->sys->spawn(actors::device_pool, p->devices,
+                    static_cast<std::size_t>(std::max(
+                        p->cfg->devices.queue_limit, p->cfg->runtime.max_jobs)),
+                    p->cfg->devices.fault_limit);
+  auto env = std::make_shared<actors::job_environment>();
+  env->cfg = p->cfg;
+  env->pool = p->pool;
+  env->agents = p->agents;
+  env->inject_path = p->inject;
+  env->runs_dir = p->cfg->runtime.runs_dir;
+  p->sup =
+      p->sys->spawn(actors::supervisor, actors::job_environment_ptr{env}, jr);
+  return std::unique_ptr<engine>(new engine(std::move(p)));
+}
+
+namespace {
+
+error stopped_error() {
+  return fail(error_code::cancelled,
+              "the engine is stopped: start a new one to run more jobs");
+}
+
+} // namespace
+
+result<std::string> engine::submit(port_spec spec) {
+  if (!impl_->sys)
+    return stopped_error();
+  caf::scoped_actor self{*impl_->sys};
+  result<std::string> out = fail(error_code::internal, "no reply");
+  self->request(impl_->sup, caf::infinite, actors::submit_atom_v,
+                actors::job_request{
+                    std::make_shared<const port_spec>(std::move(spec))})
+      .receive(
+          [&](actors::submit_reply& r) {
+            if (r.error.empty())
+              out = r.job;
+            else
+              out = fail(r.busy ? error_code::busy : error_code::internal,
+                         r.error);
+          },
+          [&](caf::error& e) {
+            out = fail(error_code::internal, impl_->sys->render(e));
+          });
+  if (out) {
+    std::lock_guard guard{impl_->mtx};
+    impl_->jobs.insert(*out);
+  }
+  return out;
+}
+
+result<job_result> engine::wait(const std::string& job,
+                                std::chrono::milliseconds timeout) {
+  if (!impl_->sys)
+    return stopped_error();
+  caf::scoped_actor self{*impl_->sys};
+  result<job_result> out = fail(error_code::internal, "no reply");
+  self->request(impl_->sup, caf::duration{timeout}, actors::wait_atom_v, job)
+      .receive(
+          [&](actors::final_verdict_msg& m) {
+            if (m.bytes.empty())
+              out =
+                  fail(error_code::not_found, fmt::format("no job `{}`", job));
+            else
+              out = to_job_result(m.get());
+          },
+          [&](caf::error& e) {
+            out = fail(e == caf::sec::request_timeout ? error_code::cancelled
+                                                      : error_code::internal,
+                       fmt::format("waiting for `{}`: {}", job,
+                                   impl_->sys->render(e)));
+          });
+  return out;
+}
+
+result<void> engine::cancel(const std::string& job) {
+  if (!impl_->sys)
+    return stopped_error();
+  caf::scoped_actor self{*impl_->sys};
+  result<void> out = fail(error_code::internal, "no reply");
+  self->request(impl_->sup, caf::infinite, actors::cancel_atom_v, job)
+      .receive(
+          [&](bool found) {
+            if (found)
+              out = {};
+            else
+              out = fail(error_code::not_found,
+                         fmt::format("no running job `{}`", job));
+          },
+          [&](caf::error& e) {
+            out = fail(error_code::internal, impl_->sys->render(e));
+          });
+  return out;
+}
+
+void engine::subscribe(std::function<void(const job_event&)> fn) {
+  if (!impl_->sys)
+    return; // a stopped engine has no events left to send
+  auto sub = impl_->sys->spawn([fn](caf::event_based_actor*) -> caf::behavior {
+    return {
+        [fn](const actors::job_state_msg& m) {
+          auto* js = m.get();
+          auto* t = js->last();
+          job_event e;
+          e.job = js->job()->str();
+          e.op = js->operator_()->str();
+          e.stage = t->stage()->str();
+          e.attempt = t->attempt();
+          e.verdict = t->verdict()->str();
+          e.next = t->next()->str();
+          e.reason = t->reason() ? t->reason()->str() : "";
+          fn(e);
+        },
+        [fn](const actors::final_verdict_msg& m) {
+          auto* v = m.get();
+          job_event e;
+          e.job = v->job()->str();
+          e.op = v->operator_()->str();
+          e.final = true;
+          e.next = msg::EnumNameFinalState(v->state());
+          e.reason = v->reason()->str();
+          fn(e);
+        },
+    };
+  });
+  impl_->subscribers.push_back(sub);
+  caf::anon_send(impl_->sup, actors::subscribe_atom_v, sub);
+}
+
+void engine::add_agent(std::string name, builtin_agent fn) {
+  impl_->agents->add(std::move(name), std::move(fn));
+}
+
+const engine_config& engine::config() const {
+  return *impl_->cfg;
+}
+
+const std::string& engine::inject_path() const {
+  return impl_->inject;
+}
+
+const std::string& engine::backend() const {
+  return impl_->backend;
+}
+
+std::vector<device_summary> engine::devices() {
+  std::vector<device_summary> out;
+  if (!impl_->sys)
+    return out;
+  caf::scoped_actor self{*impl_->sys};
+  self->request(impl_->pool, std::chrono::seconds{10}, actors::status_atom_v)
+      .receive(
+          [&](std::vector<actors::device_status>& all) {
+            auto sec = [](std::int64_t ns) {
+              return static_cast<double>(ns) / 1e9;
+            };
+            for (auto& d : all)
+              out.push_back({d.name, d.backend, d.uuid, d.runs, d.lease,
+                             sec(d.queue_ns), sec(d.starting_ns),
+                             sec(d.waiting_ns), sec(d.leased_ns),
+                             sec(d.busy_ns), d.drained, d.drain_reason});
+          },
+          [&](caf::error&) {});
+  return out;
+}
+
+void engine::stop() {
+  if (!impl_ || impl_->stopped)
+    return;
+  impl_->stopped = true;
+  std::set<std::string> jobs;
+  {
+    std::lock_guard guard{impl_->mtx};
+    jobs = impl_->jobs;
+  }
+  for (auto& j : jobs)
+    (void)cancel(j);
+  for (auto& j : jobs)
+    (void)wait(j, std::chrono::seconds{30});
+  auto reason = caf::exit_reason::user_shutdown;
+  caf::anon_send_exit(impl_->sup, reason);
+  caf::anon_send_exit(impl_->pool, reason);
+  for (auto& d : impl_->devices)
+    caf::anon_send_exit(d, reason);
+  for (auto& s : impl_->subscribers)
+    caf::anon_send_exit(s, reason);
+  impl_->sup = nullptr;
+  impl_->pool = nullptr;
+  impl_->devices.clear();
+  impl_->subscribers.clear();
+  impl_->sys.reset();
+}
+
+} // namespace kport

@@ -1,0 +1,43 @@
+#pragma once
+
+// What an in-process agent gets and returns (the `builtin` driver).
+
+#include "kport/error.hpp"
+#include "kport/port_spec.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <string>
+
+namespace kport {
+
+namespace core {
+class cancel_token;
+} // namespace core
+
+/// One agent attempt: where its task is, where its result must go.
+struct agent_invocation {
+  std::string job;
+  std::string stage;
+  int attempt = 0;
+  std::string task_path;   ///< KPORT_TASK
+  std::string result_path; ///< KPORT_RESULT, inside attempt_dir
+  std::string attempt_dir;
+  std::string workspace;   ///< KPORT_WORKSPACE
+  std::string schema_path; ///< KPORT_SCHEMA
+  std::string log_path;    ///< the agent's stdout and stderr
+  std::size_t log_limit = 0;
+  std::chrono::milliseconds timeout{0};
+  const agent_config* agent = nullptr;
+  /// Fired when the attempt is cancelled; a builtin agent may poll it
+  /// through engine-side helpers, or ignore it and return.
+  const core::cancel_token* cancel = nullptr;
+};
+
+/// An in-process agent: gets the invocation, returns the artifact's JSON.
+/// kport writes the JSON to the result path and checks it like any other.
+using builtin_agent =
+    std::function<result<std::string>(const agent_invocation&)>;
+
+} // namespace kport

@@ -1,0 +1,89 @@
+#pragma once
+
+#include "kport/error.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kport {
+
+namespace pipeline {
+struct pipeline_table;
+} // namespace pipeline
+
+/// [runtime]: the actor system and the evidence bundles.
+struct runtime_settings {
+  std::string runs_dir = "runs";
+  int max_jobs = 16;
+  int queue_limit = 1024;
+  int threads = 0;
+  std::string log_level = "info";
+  std::size_t agent_log_limit = 16u << 20;
+  bool journal = true;
+  bool fsync = true;
+};
+
+/// [devices]: where measured runs go.
+struct device_settings {
+  std::string backend = "auto"; ///< auto, host or cuda
+  int host_slots = 1;
+  std::vector<std::string> cuda_devices; ///< indices or UUIDs; empty = all
+  int fault_limit = 3;
+  int queue_limit = 4096; ///< jobs with measured runs waiting, at most
+  bool lease = true;      ///< start runs side by side, lease the device
+  int startup_limit = 4;  ///< lease: processes of one device at once
+  std::string lease_hold = "init"; ///< cuda hold point: init or work
+  bool lease_quiet = true;         ///< lease: nothing starts beside a bench run
+  int lease_settle_ms = 2000; ///< cuda: a bench waits this long after an exit
+};
+
+/// [gates]: limits of the processes gates run.
+struct gate_settings {
+  std::chrono::seconds test_timeout{600};
+  std::chrono::seconds bench_timeout{600};
+  std::chrono::seconds build_timeout{900};
+  std::chrono::seconds ir_timeout{300};
+  std::size_t process_log_limit = 16u << 20;
+};
+
+/// [perf]: defaults of the performance gate.
+struct perf_settings {
+  double floor = 0.95;
+  int rounds = 4;
+  double min_time_ns = 1000;
+};
+
+/// [agents]: defaults of every agent stage.
+struct agent_defaults {
+  std::string driver = "replay";
+  double timeout_s = 1800;
+};
+
+/// kport's whole configuration: the embedded defaults with user files merged.
+struct engine_config {
+  runtime_settings runtime;
+  device_settings devices;
+  gate_settings gates;
+  perf_settings perf;
+  agent_defaults agents;
+  /// [pipeline]: stages, routes and caps (pipeline/pipeline_table.hpp).
+  std::shared_ptr<const pipeline::pipeline_table> pipeline;
+  /// The merged TOML, as `kport config` prints it.
+  std::string merged_toml;
+};
+
+/// The embedded config/kport.default.toml.
+const char* default_config_text() noexcept;
+
+/// Loads the defaults and merges each user file over them, in order.
+/// A user `[pipeline]` with `replace = true` replaces the default table.
+result<engine_config> load_config(const std::vector<std::string>& user_files);
+
+/// As load_config, from text (embedding programs and tests).
+result<engine_config> load_config_text(std::string_view user_text,
+                                       const std::string& name);
+
+} // namespace kport

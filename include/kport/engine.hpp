@@ -1,0 +1,84 @@
+#pragma once
+
+#include "kport/agent.hpp"
+#include "kport/config.hpp"
+#include "kport/error.hpp"
+#include "kport/job.hpp"
+#include "kport/port_spec.hpp"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kport {
+
+/// Options an embedding program may set beside the config.
+struct runtime_options {
+  /// libkport_inject.so; empty: $KPORT_INJECT, else beside the executable.
+  std::string inject_path;
+};
+
+/// kport as a library (CMake target kport::kport): start with a config,
+/// submit port specs, wait for or subscribe to their events, cancel, stop.
+/// The CLI is a thin shell over this class; CAF stays behind it.
+class engine {
+public:
+  /// Starts the actor system, the device pool and the supervisor.
+  static result<std::unique_ptr<engine>> start(engine_config cfg,
+                                               runtime_options opts = {});
+
+  ~engine();
+  engine(const engine&) = delete;
+  engine& operator=(const engine&) = delete;
+
+  /// Admits a job; its id, or `busy` when the queue is full.
+  result<std::string> submit(port_spec spec);
+
+  /// Waits until the job ends, or the timeout passes (error cancelled).
+  result<job_result>
+  wait(const std::string& job,
+       std::chrono::milliseconds timeout = std::chrono::hours{24 * 365});
+
+  /// Cancels a queued or running job; kills its running agent or process.
+  result<void> cancel(const std::string& job);
+
+  /// Calls `fn` for every transition and final state of every job, from an
+  /// actor thread: keep it short and thread-safe. After stop() it does
+  /// nothing, and submit, wait and cancel return error `cancelled`.
+  void subscribe(std::function<void(const job_event&)> fn);
+
+  /// Registers an in-process agent for specs with driver "builtin".
+  void add_agent(std::string name, builtin_agent fn);
+
+  /// The merged configuration this engine runs with.
+  const engine_config& config() const;
+
+  /// The injection library the gates use.
+  const std::string& inject_path() const;
+
+  /// The backend in use: "host" or "cuda".
+  const std::string& backend() const;
+
+  /// The devices of the pool: name, backend, UUID, runs, busy time, drained.
+  std::vector<device_summary> devices();
+
+  /// Cancels every job still running and stops the actor system.
+  void stop();
+
+private:
+  struct impl;
+  explicit engine(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+/// Reads a verdict.json back into a job_result (tools and tests).
+result<job_result> read_verdict_file(const std::string& path);
+
+/// Finds libkport_inject.so: $KPORT_INJECT, then beside the running
+/// executable, then in lib/ beside it (the build tree) or ../lib/ (an install).
+std::string find_inject_library();
+
+} // namespace kport

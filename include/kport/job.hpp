@@ -1,0 +1,60 @@
+#pragma once
+
+// What a job and a device look like from outside the engine.
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kport {
+
+/// One step of a job as subscribers see it.
+struct job_event {
+  std::string job;
+  std::string op;
+  bool final = false; ///< the job ended; `next` is its final state
+  std::string stage;
+  int attempt = 0;
+  std::string verdict;
+  std::string next;
+  std::string reason;
+};
+
+/// How a job ended: what `kport run --json` prints per job.
+struct job_result {
+  std::string job;
+  std::string op;
+  std::string state; ///< ACCEPTED, REJECTED, BLOCKED, CANCELLED
+  std::string reason;
+  std::map<std::string, int> attempts;
+  int repair_cycles = 0;
+  bool has_geomean = false;
+  double geomean = 0;
+  double floor = 0;
+  int configs = 0;
+  double efficiency = 0; ///< performance gate: device time / gate wall time
+  int tests_executed = 0;
+  int tests_failed = 0;
+  std::string evidence; ///< the job's folder
+  double wall_s = 0;
+  /// Every step, in order: "<stage>/<attempt> <verdict>".
+  std::vector<std::string> path;
+};
+
+/// One device of the pool as `kport devices` and run summaries show it.
+struct device_summary {
+  std::string name;
+  std::string backend;
+  std::string uuid;
+  int runs = 0;
+  bool lease = false;
+  double queued_s = 0;   ///< runs waiting for a start-up slot
+  double starting_s = 0; ///< processes running without the device
+  double waiting_s = 0;  ///< processes waiting for the lease
+  double leased_s = 0;   ///< a run holding the device
+  double busy_s = 0;     ///< cuda: kernel time; host: leased time
+  bool drained = false;
+  std::string drain_reason;
+};
+
+} // namespace kport

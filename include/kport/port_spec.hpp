@@ -1,0 +1,72 @@
+#pragma once
+
+#include "kport/config.hpp"
+#include "kport/error.hpp"
+
+#include <functional>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kport {
+
+/// One side of a port: the reference or the target, and its commands.
+///
+/// Commands are argv lists; kport substitutes `{reference}`, `{workspace}`,
+/// `{out}` and `{job}` in each element before running it.
+struct port_side {
+  std::string dir; ///< absolute; the target's is the workspace (set per job)
+  std::vector<std::string> build;
+  std::vector<std::string> test;
+  std::vector<std::string> bench;
+  std::vector<std::string> ir;
+  std::vector<std::string> kernels; ///< glob patterns of kernel names
+  std::string product;              ///< the build product (proof on GPUs)
+};
+
+/// How one agent stage is served.
+struct agent_config {
+  std::string driver;               ///< exec | builtin | replay
+  std::vector<std::string> command; ///< exec: the agent's argv
+  std::string name;                 ///< builtin: the registered callable
+  std::string recording;            ///< replay: absolute folder
+  double timeout_s = 0;
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
+/// A port job's description: what to port, how to check it, who does it.
+struct port_spec {
+  std::string path; ///< absolute path of the spec file ("" when in memory)
+  std::string dir;  ///< paths in the spec are relative to this folder
+  std::string op;   ///< the operator's name
+  std::string description;
+  port_side reference;
+  port_side target;
+  std::string workspace; ///< absolute, or empty: <job>/workspace
+  double rtol = 1e-5;
+  double atol = 1e-6;
+  double perf_floor = 0.95;
+  int perf_rounds = 4;
+  std::string ir_policy; ///< policy name or file for the structure gate
+  std::map<std::string, agent_config, std::less<>> agents; ///< by stage
+
+  /// The agent of a stage: its own entry, else the `[agents]` defaults.
+  const agent_config& agent_for(std::string_view stage) const;
+
+  agent_config default_agent;
+};
+
+/// Reads a port spec; paths become absolute against the spec's folder.
+/// Errors name the file, line and key; nothing is started on error.
+result<port_spec> load_port_spec(const std::string& path,
+                                 const engine_config& cfg);
+
+/// As load_port_spec, from text; `dir` anchors relative paths.
+result<port_spec> parse_port_spec(std::string_view text,
+                                  const std::string& name,
+                                  const std::string& dir,
+                                  const engine_config& cfg);
+
+} // namespace kport

@@ -1,0 +1,56 @@
+#pragma once
+
+#include "pipeline/pipeline_table.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kport::pipeline {
+
+/// How one stage attempt ended, as the port actor sees it.
+struct stage_outcome {
+  std::string stage;
+  int attempt = 0;
+  std::string verdict;   ///< a literal of the stage, or AGENT_ERROR
+  std::string qualifier; ///< gate failure class or diagnosis owner
+  std::string reason;
+};
+
+/// What a job has used so far: the inputs of every cap.
+struct job_progress {
+  std::map<std::string, int, std::less<>> attempts; ///< runs per stage
+  std::vector<std::string> first_visits; ///< stages in order of first run
+  int repair_cycles = 0;
+  int runs = 0;
+
+  /// Records that `stage` is about to run.
+  void start(const std::string& stage);
+
+  int attempts_of(std::string_view stage) const;
+};
+
+/// Where a job goes next; `reason` is what the evidence bundle records.
+struct route {
+  std::string next; ///< a stage, or ACCEPTED / REJECTED / BLOCKED
+  std::string reason;
+  bool repair_cycle = false; ///< this route goes back to an earlier stage
+  bool capped = false;       ///< REJECTED because a cap was reached
+
+  bool final() const noexcept { return is_final_state(next); }
+};
+
+/// Decides the next stage from an outcome and the job's progress.
+/// Pure: no actors, no I/O. Every cap of the table is enforced here.
+/// A route to a final state gives the reason "<stage> <verdict>[.<qualifier>]:
+/// <reason>", except for a reason that starts with its own qualifier (an
+/// integrity finding, "no_work: ..."): that reason leads, the outcome follows
+/// in parentheses.
+route next_stage(const pipeline_table& table, const stage_outcome& out,
+                 const job_progress& progress);
+
+/// The route key an outcome matches first: VERDICT.qualifier, VERDICT, "*".
+const route_entry* match_route(const stage_def& stage,
+                               const stage_outcome& out);
+
+} // namespace kport::pipeline

@@ -1,0 +1,42 @@
+#include "evidence/journal.hpp"
+
+#include <filesystem>
+#include <gtest/gtest.h>
+
+namespace kport::evidence {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(journal, records_transitions_and_final_state_across_reopen) {
+  auto path =
+      (fs::temp_directory_path() / "kport_journal_test.sqlite").string();
+  fs::remove(path);
+  {
+    auto j = journal::open(path);
+    ASSERT_TRUE(j) << j.err().message;
+    ASSERT_TRUE((*j)->job_started("saxpy-0001", "saxpy", "/specs/saxpy.toml"));
+    ASSERT_TRUE((*j)->transition(
+        {"saxpy-0001", 1, "analyze", 1, "PASS", "", "translate", "ok"}));
+    ASSERT_TRUE((*j)->transition(
+        {"saxpy-0001", 2, "translate", 1, "COMPILED", "", "integrate", ""}));
+    auto running = (*j)->final_state("saxpy-0001");
+    ASSERT_TRUE(running);
+    EXPECT_EQ(*running, "");
+    ASSERT_TRUE((*j)->job_finished("saxpy-0001", "ACCEPTED", "done"));
+  }
+  auto j = journal::open(path);
+  ASSERT_TRUE(j);
+  auto ts = (*j)->transitions("saxpy-0001");
+  ASSERT_TRUE(ts);
+  ASSERT_EQ(ts->size(), 2u);
+  EXPECT_EQ((*ts)[1].stage, "translate");
+  EXPECT_EQ((*ts)[1].next, "integrate");
+  auto state = (*j)->final_state("saxpy-0001");
+  ASSERT_TRUE(state);
+  EXPECT_EQ(*state, "ACCEPTED");
+  EXPECT_FALSE((*j)->final_state("nobody"));
+}
+
+} // namespace
+} // namespace kport::evidence
