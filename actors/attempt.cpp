@@ -19,14 +19,15 @@ namespace fs = std::filesystem;
 namespace {
 
 void report(caf::blocking_actor* self, const caf::actor& port,
-            const attempt_plan& plan, std::string verdict,
-            std::string qualifier, std::string reason, std::string artifact) {
+            const attempt_plan& plan, msg::Verdict verdict,
+            const pipeline::qualifier& qual, std::string reason,
+            std::string artifact) {
   msg::StageOutcomeT out;
   out.job = plan.job;
   out.stage = plan.stage;
   out.attempt = plan.attempt;
-  out.verdict = std::move(verdict);
-  out.qualifier = std::move(qualifier);
+  out.verdict = verdict;
+  out.qualifier = std::make_unique<msg::Qualifier>(pipeline::to_message(qual));
   out.reason = std::move(reason);
   out.artifact = std::move(artifact);
   self->send(port, pack<msg::StageOutcome>(out));
@@ -45,9 +46,9 @@ void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
   inv.result_path = (dir / "result.json").string();
   inv.attempt_dir = plan.attempt_dir;
   inv.workspace = plan.workspace;
-  inv.schema_path =
-      (fs::path{plan.env->runs_dir} / "schemas" / (plan.def.schema + ".fbs"))
-          .string();
+  inv.schema_path = (fs::path{plan.env->runs_dir} / "schemas" /
+                     (std::string{plan.def.type->name} + ".fbs"))
+                        .string();
   inv.log_path = (dir / "agent.log").string();
   inv.log_limit = plan.env->cfg->runtime.agent_log_limit;
   inv.agent = &plan.spec->agent_for(plan.stage);
@@ -57,24 +58,26 @@ void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
   inv.cancel = plan.cancel.get();
   auto ran = agents::run_agent(inv, *plan.env->agents);
   if (!ran) {
-    report(self, port, plan, pipeline::agent_error, "", ran.err().message, "");
+    report(self, port, plan, msg::Verdict::AGENT_ERROR, {}, ran.err().message,
+           "");
     return;
   }
   auto checked = agents::check_agent_result(plan.attempt_dir, inv.result_path,
-                                            plan.def.schema);
+                                            *plan.def.type);
   if (!checked) {
-    report(self, port, plan, pipeline::agent_error, "", checked.err().message,
-           "");
+    report(self, port, plan, msg::Verdict::AGENT_ERROR, {},
+           checked.err().message, "");
     return;
   }
   // Keep the checked binary beside the agent's JSON: later stages and the
   // evidence read what kport validated, not what the agent may rewrite.
   auto base = (dir / "result").string();
   if (auto w = core::write_file_atomic(base + ".bin", checked->binary); !w) {
-    report(self, port, plan, pipeline::agent_error, "", w.err().message, "");
+    report(self, port, plan, msg::Verdict::AGENT_ERROR, {}, w.err().message,
+           "");
     return;
   }
-  report(self, port, plan, checked->verdict, checked->qualifier, "",
+  report(self, port, plan, checked->verdict, checked->qual, "",
          inv.result_path);
 }
 
@@ -132,19 +135,18 @@ void gate_attempt(caf::blocking_actor* self, attempt_plan plan,
         return std::move(all({run}).front());
       };
   gates::gate_outcome g;
-  switch (plan.def.gate) {
-  case pipeline::gate_type::structure:
+  switch (plan.def.type->gate) {
+  case msg::GateKind::structure:
     g = gates::run_structure_gate(ctx);
     break;
-  case pipeline::gate_type::correctness:
+  case msg::GateKind::correctness:
     g = gates::run_correctness_gate(ctx);
     break;
-  case pipeline::gate_type::performance:
+  case msg::GateKind::performance:
     g = gates::run_performance_gate(ctx);
     break;
   }
-  report(self, port, plan, g.verdict, g.qualifier, g.reason,
-         g.report + ".json");
+  report(self, port, plan, g.verdict, g.qual, g.reason, g.report + ".json");
 }
 
 } // namespace kport::actors

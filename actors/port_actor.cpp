@@ -25,16 +25,12 @@ std::string binary_of(const flatbuffers::FlatBufferBuilder& fbb) {
 
 /// The diagnosis a diagnose stage wrote, to hand to the stage it sent the
 /// job back to.
-std::unique_ptr<msg::DiagnosisT> load_diagnosis(const std::string& bin_path,
-                                                const std::string& schema) {
+std::unique_ptr<msg::DiagnosisT>
+load_diagnosis(const std::string& bin_path, const messages::stage_type& type) {
   auto bin = core::read_file(bin_path, 16u << 20);
   if (!bin)
     return nullptr;
-  const msg::Diagnosis* d = nullptr;
-  if (schema == "diagnose_ir")
-    d = msg::GetDiagnoseIrResult(bin->data())->diagnosis();
-  else if (schema == "diagnose_perf")
-    d = msg::GetDiagnosePerfResult(bin->data())->diagnosis();
+  auto* d = type.diagnosis_of(bin->data());
   return d ? std::unique_ptr<msg::DiagnosisT>(d->UnPack()) : nullptr;
 }
 
@@ -70,8 +66,9 @@ result<std::string> write_task(self_ptr self, const pipeline::stage_def& def,
   task.workspace = st.workspace;
   task.result_path = (fs::path{attempt_dir} / "result.json").string();
   // Schemas never change while kport runs: one copy per runs folder.
-  task.schema_path =
-      (fs::path{st.env->runs_dir} / "schemas" / (def.schema + ".fbs")).string();
+  task.schema_path = (fs::path{st.env->runs_dir} / "schemas" /
+                      (std::string{def.type->name} + ".fbs"))
+                         .string();
   for (auto& [stage, art] : st.latest) {
     auto ref = std::make_unique<msg::ArtifactRefT>();
     ref->stage = stage;
@@ -82,10 +79,10 @@ result<std::string> write_task(self_ptr self, const pipeline::stage_def& def,
   // The evidence that sent the job here: a diagnosis, or a failed gate.
   auto* prev = st.spec ? self->state.env->cfg->pipeline->find(st.previous_stage)
                        : nullptr;
-  if (prev && prev->kind == pipeline::stage_kind::agent &&
-      !st.last_diagnosis.empty() && st.previous_stage != st.stage)
-    task.diagnosis = load_diagnosis(st.last_diagnosis, prev->schema);
-  if (prev && prev->kind == pipeline::stage_kind::gate)
+  if (prev && !prev->is_gate() && !st.last_diagnosis.empty() &&
+      st.previous_stage != st.stage)
+    task.diagnosis = load_diagnosis(st.last_diagnosis, *prev->type);
+  if (prev && prev->is_gate())
     task.gate_report = st.last_gate_report;
   flatbuffers::FlatBufferBuilder fbb;
   msg::FinishTaskBuffer(fbb, msg::Task::Pack(fbb, &task));
@@ -93,13 +90,13 @@ result<std::string> write_task(self_ptr self, const pipeline::stage_def& def,
   if (auto r = evidence::store_artifact(base, "task", binary_of(fbb)); !r)
     return std::move(r).err();
   if (!fs::exists(task.schema_path))
-    if (auto schema = messages::schema_text(def.schema))
+    if (auto schema = messages::schema_text(def.type->name))
       if (auto r = core::write_file_atomic(task.schema_path, *schema); !r)
         return std::move(r).err();
   return base + ".json";
 }
 
-void finish(self_ptr self, const std::string& state, std::string reason);
+void finish(self_ptr self, msg::FinalState state, std::string reason);
 
 /// Starts the next attempt of `stage` in its own thread.
 void launch(self_ptr self, const std::string& stage) {
@@ -127,14 +124,14 @@ void launch(self_ptr self, const std::string& stage) {
   st.cancel = core::make_cancel_token();
   plan.cancel = st.cancel;
   if (ec) {
-    finish(self, "BLOCKED",
+    finish(self, msg::FinalState::BLOCKED,
            fmt::format("cannot create `{}`: {}", dir.string(), ec.message()));
     return;
   }
-  if (def->kind == pipeline::stage_kind::agent) {
+  if (!def->is_gate()) {
     auto task = write_task(self, *def, plan.attempt_dir);
     if (!task) {
-      finish(self, "BLOCKED",
+      finish(self, msg::FinalState::BLOCKED,
              fmt::format("cannot write the task: {}", task.err().message));
       return;
     }
@@ -148,9 +145,8 @@ void launch(self_ptr self, const std::string& stage) {
   // An agent's own timeout is the stage deadline (its driver kills it and the
   // attempt ends AGENT_ERROR, within the cap); this is the backstop for a
   // driver that does not return. Gates have no other stage-level limit.
-  auto limit = def->kind == pipeline::stage_kind::agent
-                   ? def->deadline + std::chrono::seconds{10}
-                   : def->deadline;
+  auto limit =
+      def->is_gate() ? def->deadline : def->deadline + std::chrono::seconds{10};
   self->delayed_send(self, limit, deadline_atom_v, st.seq);
 }
 
@@ -181,7 +177,7 @@ void publish_state(self_ptr self) {
   self->send(st.supervisor, pack<msg::JobState>(js));
 }
 
-void finish(self_ptr self, const std::string& state, std::string reason) {
+void finish(self_ptr self, msg::FinalState state, std::string reason) {
   auto& st = self->state;
   if (st.done)
     return;
@@ -191,27 +187,26 @@ void finish(self_ptr self, const std::string& state, std::string reason) {
   msg::FinalVerdictT v;
   v.job = st.job;
   v.operator_ = st.spec->op;
-  v.state = state == "ACCEPTED"    ? msg::FinalState::ACCEPTED
-            : state == "BLOCKED"   ? msg::FinalState::BLOCKED
-            : state == "CANCELLED" ? msg::FinalState::CANCELLED
-                                   : msg::FinalState::REJECTED;
+  v.state = state;
   v.reason = std::move(reason);
   v.attempts = attempts_message(st.progress);
   v.repair_cycles = st.progress.repair_cycles;
   for (auto& t : st.history)
     v.history.push_back(std::make_unique<msg::TransitionT>(*t));
-  auto find_gate = [&](pipeline::gate_type g) -> std::string {
+  // The last report of every stage that runs a gate, the gate's first stage
+  // in the table first.
+  auto find_gate = [&](msg::GateKind g) -> std::string {
     for (auto& def : st.env->cfg->pipeline->stages)
-      if (def.kind == pipeline::stage_kind::gate && def.gate == g)
+      if (def.is_gate() && def.type->gate == g)
         if (auto i = st.latest.find(def.name); i != st.latest.end())
           return i->second.first;
     return {};
   };
-  if (auto r = load_report(find_gate(pipeline::gate_type::correctness))) {
+  if (auto r = load_report(find_gate(msg::GateKind::correctness))) {
     v.tests = std::move(r->tests);
     v.proof = std::move(r->proof);
   }
-  if (auto r = load_report(find_gate(pipeline::gate_type::performance)))
+  if (auto r = load_report(find_gate(msg::GateKind::performance)))
     v.perf = std::move(r->perf);
   if (!v.proof)
     v.proof = std::make_unique<msg::ProofT>();
@@ -242,16 +237,16 @@ void on_outcome(self_ptr self, const msg::StageOutcome& out) {
   pipeline::stage_outcome o;
   o.stage = out.stage()->str();
   o.attempt = out.attempt();
-  o.verdict = out.verdict()->str();
-  o.qualifier = out.qualifier() ? out.qualifier()->str() : "";
+  o.verdict = out.verdict();
+  o.qual = pipeline::from_message(out.qualifier());
   o.reason = out.reason() ? out.reason()->str() : "";
   auto artifact = out.artifact() ? out.artifact()->str() : "";
   auto* def = st.env->cfg->pipeline->find(o.stage);
   if (!artifact.empty()) {
     st.latest[o.stage] = {artifact, o.attempt};
-    if (def->kind == pipeline::stage_kind::gate)
+    if (def->is_gate())
       st.last_gate_report = artifact;
-    else if (def->schema.rfind("diagnose", 0) == 0)
+    else if (def->type->diagnoses)
       st.last_diagnosis =
           artifact.substr(0, artifact.size() - 5) + ".bin"; // result.bin
   }
@@ -263,16 +258,17 @@ void on_outcome(self_ptr self, const msg::StageOutcome& out) {
   t->stage = o.stage;
   t->attempt = o.attempt;
   t->verdict = o.verdict;
-  t->qualifier = o.qualifier;
-  t->next = r.next;
+  t->qualifier = std::make_unique<msg::Qualifier>(pipeline::to_message(o.qual));
+  t->next = r.next.stage;
+  t->final = r.next.final;
   t->reason = o.reason.empty() ? r.reason : o.reason;
   st.history.push_back(std::move(t));
   st.previous_stage = o.stage;
   publish_state(self);
   if (r.final())
-    finish(self, r.next, r.reason);
+    finish(self, r.next.final, r.reason);
   else
-    launch(self, r.next);
+    launch(self, r.next.stage);
 }
 
 } // namespace
@@ -306,7 +302,7 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
     out.job = st.job;
     out.stage = st.stage;
     out.attempt = st.attempt;
-    out.verdict = pipeline::agent_error;
+    out.verdict = msg::Verdict::AGENT_ERROR;
     out.reason = fmt::format("internal: the {} attempt stopped without an "
                              "outcome: {}",
                              st.stage, self->system().render(dm.reason));
@@ -319,7 +315,7 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
         std::error_code ec;
         fs::create_directories(st.workspace, ec);
         if (ec) {
-          finish(self, "BLOCKED",
+          finish(self, msg::FinalState::BLOCKED,
                  fmt::format("cannot create the workspace `{}`: "
                              "{}",
                              st.workspace, ec.message()));
@@ -338,21 +334,21 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
         if (st.done)
           return;
         if (seq == 0) {
-          finish(self, "REJECTED",
+          finish(self, msg::FinalState::REJECTED,
                  fmt::format("deadline: the job ran past its deadline of {} s "
                              "(in {} attempt {})",
                              st.env->cfg->pipeline->job_deadline.count(),
                              st.stage, st.attempt));
         } else if (seq == st.seq && st.running) {
           auto* def = st.env->cfg->pipeline->find(st.stage);
-          finish(self, "REJECTED",
+          finish(self, msg::FinalState::REJECTED,
                  fmt::format("deadline: stage {} attempt {} ran past its "
                              "deadline of {} s",
                              st.stage, st.attempt, def->deadline.count()));
         }
       },
       [=](cancel_atom) {
-        finish(self, "CANCELLED",
+        finish(self, msg::FinalState::CANCELLED,
                fmt::format("cancelled during {} attempt {}", self->state.stage,
                            self->state.attempt));
       },

@@ -88,8 +88,7 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
         continue;
       e.port = caf::actor{};
       auto why = self->system().render(dm.reason);
-      if (e.restarts < max_restarts && !e.next.empty() &&
-          !pipeline::is_final_state(e.next)) {
+      if (e.restarts < max_restarts && !e.next.empty()) {
         ++e.restarts;
         spdlog::warn("{}: port actor stopped ({}); restart {} of {} at {}", job,
                      why, e.restarts, max_restarts, e.next);
@@ -168,7 +167,7 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
         auto& e = i->second;
         auto* t = js->last();
         e.history.push_back(std::unique_ptr<msg::TransitionT>(t->UnPack()));
-        e.next = t->next()->str();
+        e.next = t->next() ? t->next()->str() : "";
         e.progress = pipeline::job_progress{};
         for (auto* a : *js->attempts())
           e.progress.attempts[a->stage()->str()] = a->attempts();
@@ -183,9 +182,11 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
         if (jr)
           if (auto r = jr->transition(
                   {js->job()->str(), t->seq(), t->stage()->str(), t->attempt(),
-                   t->verdict()->str(),
-                   t->qualifier() ? t->qualifier()->str() : "",
-                   t->next()->str(), t->reason() ? t->reason()->str() : ""});
+                   std::string{messages::to_string(t->verdict())},
+                   pipeline::to_string(pipeline::from_message(t->qualifier())),
+                   e.next.empty() ? std::string{messages::to_string(t->final())}
+                                  : e.next,
+                   t->reason() ? t->reason()->str() : ""});
               !r)
             spdlog::error("{}", r.err().message);
         notify(self, caf::make_message(m));

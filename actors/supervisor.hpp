@@ -27,7 +27,7 @@ struct job_entry {
   std::vector<caf::typed_response_promise<final_verdict_msg>> waiters;
   std::vector<std::unique_ptr<msg::TransitionT>> history;
   pipeline::job_progress progress;
-  std::string next; ///< where the job goes after its last transition
+  std::string next; ///< the stage after its last transition; "" once ended
   int restarts = 0;
 };
 

@@ -1,11 +1,6 @@
 #include "agents/agent_result.hpp"
 
-#include "messages/analyze_generated.h"
-#include "messages/diagnose_ir_generated.h"
-#include "messages/diagnose_perf_generated.h"
-#include "messages/integrate_generated.h"
 #include "messages/schema.hpp"
-#include "messages/translate_generated.h"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -23,47 +18,23 @@ bool inside(const fs::path& dir, const fs::path& p) {
          (d.back() == '/' || s[d.size()] == '/');
 }
 
-template<class Table>
-std::string owner_of(const Table* t) {
-  auto* d = t->diagnosis();
-  return d && d->owner() != msg::Owner::unknown ? msg::EnumNameOwner(d->owner())
-                                                : "";
-}
-
 } // namespace
 
-result<checked_result> read_verdict(const std::string& schema,
-                                    std::string binary) {
+checked_result read_verdict(const messages::stage_type& type,
+                            std::string binary) {
   checked_result out;
-  const auto* buf = binary.data();
-  if (schema == "analyze") {
-    out.verdict =
-        msg::EnumNameAnalyzeVerdict(msg::GetAnalyzeResult(buf)->verdict());
-  } else if (schema == "translate") {
-    out.verdict =
-        msg::EnumNameTranslateVerdict(msg::GetTranslateResult(buf)->verdict());
-  } else if (schema == "integrate") {
-    out.verdict =
-        msg::EnumNameIntegrateVerdict(msg::GetIntegrateResult(buf)->verdict());
-  } else if (schema == "diagnose_ir") {
-    auto* t = msg::GetDiagnoseIrResult(buf);
-    out.verdict = msg::EnumNameDiagnoseIrVerdict(t->verdict());
-    out.qualifier = owner_of(t);
-  } else if (schema == "diagnose_perf") {
-    auto* t = msg::GetDiagnosePerfResult(buf);
-    out.verdict = msg::EnumNameDiagnosePerfVerdict(t->verdict());
-    out.qualifier = owner_of(t);
-  } else {
-    return fail(error_code::config,
-                fmt::format("schema `{}` is not an agent artifact", schema));
-  }
+  out.verdict = type.verdict_of(binary.data());
+  if (auto* d = type.diagnosis_of(binary.data());
+      d && d->owner() != msg::Owner::unknown)
+    out.qual = pipeline::qualifier::of(d->owner());
   out.binary = std::move(binary);
   return out;
 }
 
 result<checked_result> check_agent_result(const std::string& attempt_dir,
                                           const std::string& result_path,
-                                          const std::string& schema) {
+                                          const messages::stage_type& type) {
+  std::string_view schema = type.name;
   std::error_code ec;
   auto st = fs::symlink_status(result_path, ec);
   if (ec || !fs::exists(st))
@@ -91,7 +62,7 @@ result<checked_result> check_agent_result(const std::string& attempt_dir,
     return fail(error_code::agent,
                 fmt::format("the result does not match schema `{}`: {}", schema,
                             bin.err().message));
-  return read_verdict(schema, std::move(*bin));
+  return read_verdict(type, std::move(*bin));
 }
 
 } // namespace kport::agents

@@ -1,6 +1,8 @@
 #pragma once
 
 #include "kport/error.hpp"
+#include "messages/stage_table.hpp"
+#include "pipeline/qualifier.hpp"
 
 #include <string>
 
@@ -8,9 +10,9 @@ namespace kport::agents {
 
 /// An agent's artifact that passed every check, with what routes it.
 struct checked_result {
-  std::string binary;    ///< FlatBuffers, with the file identifier
-  std::string verdict;   ///< the literal the agent wrote
-  std::string qualifier; ///< a diagnosis's owner ("kernel", "host"), or ""
+  std::string binary; ///< FlatBuffers, with the file identifier
+  msg::Verdict verdict = msg::Verdict::UNSET; ///< what the agent wrote
+  pipeline::qualifier qual;                   ///< a diagnosis's owner, or empty
 };
 
 /// Checks what an agent left at its result path: it exists, it is (or
@@ -19,10 +21,10 @@ struct checked_result {
 /// with a reason a user can act on.
 result<checked_result> check_agent_result(const std::string& attempt_dir,
                                           const std::string& result_path,
-                                          const std::string& schema);
+                                          const messages::stage_type& type);
 
-/// The verdict literal and qualifier of an artifact of a known schema.
-result<checked_result> read_verdict(const std::string& schema,
-                                    std::string binary);
+/// The verdict and qualifier of a validated artifact of an agent stage.
+checked_result read_verdict(const messages::stage_type& type,
+                            std::string binary);
 
 } // namespace kport::agents

@@ -39,7 +39,13 @@ load_expectations(const std::string& path) {
       config::toml_reader jr{*node.as_table(), path, "job"};
       job_expectation e;
       e.spec = fs::weakly_canonical(dir / jr.required_string("spec")).string();
-      e.state = jr.required_string("state");
+      auto state = jr.required_string("state");
+      if (auto s = final_state_named(state))
+        e.state = *s;
+      else
+        jr.fail_at("state", fmt::format("is `{}`: write ACCEPTED, REJECTED, "
+                                        "BLOCKED or CANCELLED",
+                                        state));
       e.reason_contains = jr.string("reason_contains", "");
       e.reason = jr.string("reason", "");
       e.path = jr.strings("path");
@@ -61,7 +67,8 @@ std::vector<std::string> compare(const job_expectation& want,
                                  const job_result& got) {
   std::vector<std::string> out;
   if (got.state != want.state)
-    out.push_back(fmt::format("state {} (expected {})", got.state, want.state));
+    out.push_back(fmt::format("state {} (expected {})", to_string(got.state),
+                              to_string(want.state)));
   if (!want.reason_contains.empty() &&
       got.reason.find(want.reason_contains) == std::string::npos)
     out.push_back(fmt::format("reason `{}` lacks `{}`", got.reason,

@@ -12,7 +12,7 @@ namespace kport::cli {
 /// What a recorded corpus says one job must end as.
 struct job_expectation {
   std::string spec; ///< absolute path of the spec
-  std::string state;
+  final_state state = final_state::accepted;
   std::string reason_contains;
   /// The final reason must start with it, then ':' or end: an integrity
   /// rule's literal ("fallback") or any other reason prefix ("cap").

@@ -90,8 +90,8 @@ std::string summary_table(const std::vector<job_result>& results) {
                                 "operator", "state", "geomean", "attempts");
   for (auto& r : results) {
     auto gm = r.has_geomean ? fmt::format("{:.3f}", r.geomean) : "-";
-    out += fmt::format("{:<24} {:<12} {:<10} {:<9} {}\n", r.job, r.op, r.state,
-                       gm, attempts_text(r.attempts));
+    out += fmt::format("{:<24} {:<12} {:<10} {:<9} {}\n", r.job, r.op,
+                       to_string(r.state), gm, attempts_text(r.attempts));
     out += fmt::format("  {}\n  evidence: {}\n", r.reason, r.evidence);
   }
   return out;
@@ -150,7 +150,8 @@ std::string summary_json(const std::vector<job_result>& results,
         "\"tests_failed\": {}, \"efficiency\": {:.4f}, \"evidence\": {}, "
         "\"wall_s\": {:.3f}}}",
         first ? "" : ",", json_quote(r.job), json_quote(r.op),
-        json_quote(r.state), json_quote(r.reason), attempts, r.repair_cycles,
+        json_quote(to_string(r.state)), json_quote(r.reason), attempts,
+        r.repair_cycles,
         r.has_geomean ? fmt::format("{:.6f}", r.geomean) : "null",
         r.has_geomean ? fmt::format("{:.6f}", r.floor) : "null", r.configs,
         r.tests_executed, r.tests_failed, r.efficiency, json_quote(r.evidence),
@@ -232,7 +233,7 @@ int run_command(const run_options& opts) {
       std::fprintf(stderr, "kport: %s\n", r.err().message.c_str());
       return 1;
     }
-    all_accepted = all_accepted && r->state == "ACCEPTED";
+    all_accepted = all_accepted && r->state == final_state::accepted;
     results.push_back(std::move(*r));
   }
   auto wall_s =

@@ -1,10 +1,11 @@
 #include "config/pipeline_reader.hpp"
 
 #include "config/toml_reader.hpp"
-#include "messages/schema.hpp"
+#include "messages/stage_table.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <optional>
 
 namespace kport::config {
 
@@ -12,61 +13,92 @@ using namespace kport::pipeline;
 
 namespace {
 
-gate_type parse_gate(toml_reader& r, std::string_view key,
-                     const std::string& name) {
-  for (auto g :
-       {gate_type::structure, gate_type::correctness, gate_type::performance})
-    if (name == to_string(g))
-      return g;
-  r.fail_at(key, fmt::format("names unknown gate `{}`: use structure, "
-                             "correctness or performance",
-                             name));
+/// The stage kind a `kind` and `schema`/`gate` key name.
+const messages::stage_type* read_type(toml_reader& r, const std::string& name) {
+  auto kind = r.string("kind", "agent");
+  if (kind == "agent") {
+    auto schema = r.string("schema", name);
+    auto* t = messages::find_stage_type(schema);
+    if (!t || t->kind != messages::stage_kind::agent) {
+      std::string known;
+      for (auto& st : messages::stage_types())
+        if (st.kind == messages::stage_kind::agent)
+          known += (known.empty() ? "" : ", ") + std::string{st.name};
+      r.fail_at("schema", fmt::format("names `{}`, which is not an agent "
+                                      "artifact schema (known: {})",
+                                      schema, known));
+    }
+    return t;
+  }
+  if (kind == "gate") {
+    auto gate = r.string("gate", name);
+    auto* t = messages::find_stage_type(gate);
+    if (!t || t->kind != messages::stage_kind::gate)
+      r.fail_at("gate", fmt::format("names unknown gate `{}`: use structure, "
+                                    "correctness or performance",
+                                    gate));
+    return t;
+  }
+  r.fail_at("kind", "must be \"agent\" or \"gate\"");
+}
+
+/// A route key's text as a typed key of stage `s`, or why it is none.
+std::optional<route_key> read_key(const stage_def& s, const std::string& key,
+                                  std::string& why) {
+  if (key == "*")
+    return route_key{msg::Verdict::UNSET, {}, true};
+  auto dot = key.find('.');
+  auto literal = key.substr(0, dot);
+  auto v = messages::verdict_named(literal);
+  if (!v || !messages::returns(*s.type, *v)) {
+    why = fmt::format("is not a verdict of stage `{}` (its verdicts: {}{}, or "
+                      "\"*\")",
+                      s.name, messages::verdict_list(*s.type),
+                      s.is_gate() ? "" : ", AGENT_ERROR");
+    return std::nullopt;
+  }
+  route_key out{*v, {}, false};
+  if (dot != std::string::npos) {
+    auto q = qualifier_named(s.kind(), key.substr(dot + 1));
+    if (!q) {
+      why =
+          fmt::format("qualifies `{}` with `{}`, which a {} stage never "
+                      "says (use {})",
+                      literal, key.substr(dot + 1),
+                      s.is_gate() ? "gate" : "agent", qualifier_list(s.kind()));
+      return std::nullopt;
+    }
+    out.qual = *q;
+  }
+  return out;
 }
 
 stage_def read_stage(toml_reader& r, const std::string& name) {
   stage_def s;
   s.name = name;
-  auto kind = r.string("kind", "agent");
-  if (kind == "agent") {
-    s.kind = stage_kind::agent;
-    s.schema = r.string("schema", name);
-    auto lits = messages::verdict_literals(s.schema);
-    if (!lits)
-      r.fail_at("schema", fmt::format("names `{}`, which is not an artifact "
-                                      "schema with a verdict: {}",
-                                      s.schema, lits.err().message));
-    s.verdicts = *lits;
-  } else if (kind == "gate") {
-    s.kind = stage_kind::gate;
-    s.gate = parse_gate(r, "gate", r.string("gate", name));
-    s.verdicts = gate_verdicts(s.gate);
-  } else {
-    r.fail_at("kind", "must be \"agent\" or \"gate\"");
-  }
+  s.type = read_type(r, name);
   auto attempts = r.integer("max_attempts", 1);
   if (attempts < 1 || attempts > 1000)
     r.fail_at("max_attempts", "must be between 1 and 1000");
   s.max_attempts = static_cast<int>(attempts);
   auto deadline = r.number("deadline_s", 3600);
-  if (deadline <= 0)
-    r.fail_at("deadline_s", "must be positive (seconds)");
+  if (!(deadline >= 1))
+    r.fail_at("deadline_s", "must be a number of seconds, at least 1");
   s.deadline = std::chrono::seconds{static_cast<long>(deadline)};
   if (auto* routes = r.table("routes")) {
     auto rr = r.sub("routes", *routes);
     for (auto& key : rr.keys()) {
       auto target = rr.string(key, "");
-      auto verdict = key.substr(0, key.find('.'));
-      if (key != "*" && verdict != agent_error &&
-          std::find(s.verdicts.begin(), s.verdicts.end(), verdict) ==
-              s.verdicts.end()) {
-        std::string known;
-        for (auto& v : s.verdicts)
-          known += (known.empty() ? "" : ", ") + v;
-        rr.fail_at(key, fmt::format("is not a verdict of stage `{}` (its "
-                                    "verdicts: {}, AGENT_ERROR, or \"*\")",
-                                    name, known));
-      }
-      s.routes.push_back({key, target});
+      std::string why;
+      auto k = read_key(s, key, why);
+      if (!k)
+        rr.fail_at(key, why);
+      route_target t;
+      if (auto f = messages::route_final_named(target))
+        t.final = *f;
+      else
+        t.stage = target;
+      s.routes.push_back({*k, t});
     }
   }
   r.finish();
@@ -83,8 +115,8 @@ pipeline::pipeline_table read_pipeline_table(toml_reader& r) {
     r.fail_at("repair_cycles", "must be 0 or more");
   t.repair_cycles = static_cast<int>(cycles);
   auto deadline = r.number("job_deadline_s", 14400);
-  if (deadline <= 0)
-    r.fail_at("job_deadline_s", "must be positive (seconds)");
+  if (!(deadline >= 1))
+    r.fail_at("job_deadline_s", "must be a number of seconds, at least 1");
   t.job_deadline = std::chrono::seconds{static_cast<long>(deadline)};
   auto* stages = r.table("stages");
   if (!stages)
@@ -102,14 +134,14 @@ pipeline::pipeline_table read_pipeline_table(toml_reader& r) {
                                    t.first));
   for (auto& s : t.stages)
     for (auto& route : s.routes)
-      if (!is_final_state(route.target) && !t.find(route.target)) {
+      if (!route.target.is_final() && !t.find(route.target.stage)) {
         auto* body = stages->get(s.name)->as_table();
         auto br = sr.sub(s.name, *body);
         auto rr = br.sub("routes", *body->get("routes")->as_table());
-        rr.fail_at(route.key,
+        rr.fail_at(to_string(route.key),
                    fmt::format("routes to `{}`, which is neither a stage nor "
                                "ACCEPTED, REJECTED or BLOCKED",
-                               route.target));
+                               route.target.stage));
       }
   return t;
 }

@@ -161,7 +161,7 @@ port_spec decode(const toml::table& t, const std::string& name,
       if (stage == "env")
         continue;
       auto* def = cfg.pipeline->find(stage);
-      if (!def || def->kind != pipeline::stage_kind::agent)
+      if (!def || def->is_gate())
         ar.fail_at(stage, "is not an agent stage of the pipeline table");
       auto sr = ar.sub(stage, *body);
       s.agents[stage] = read_agent(sr, s.default_agent, dir);
@@ -170,7 +170,7 @@ port_spec decode(const toml::table& t, const std::string& name,
     s.default_agent = defaults;
   }
   for (auto& st : cfg.pipeline->stages)
-    if (st.kind == pipeline::stage_kind::agent)
+    if (!st.is_gate())
       check_agent(r, fmt::format("agents.{}", st.name), s.agent_for(st.name));
   r.finish();
   return s;

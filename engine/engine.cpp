@@ -6,6 +6,8 @@
 #include "actors/supervisor.hpp"
 #include "core/atomic_file.hpp"
 #include "devices/cuda_probe.hpp"
+#include "evidence/verdict_file.hpp"
+#include "messages/stage_table.hpp"
 
 #include <cmath>
 #include <filesystem>
@@ -20,36 +22,6 @@ namespace kport {
 namespace fs = std::filesystem;
 
 namespace {
-
-job_result to_job_result(const msg::FinalVerdict* v) {
-  job_result r;
-  r.job = v->job()->str();
-  r.op = v->operator_()->str();
-  r.state = msg::EnumNameFinalState(v->state());
-  r.reason = v->reason()->str();
-  if (v->attempts())
-    for (auto* a : *v->attempts())
-      r.attempts[a->stage()->str()] = a->attempts();
-  r.repair_cycles = v->repair_cycles();
-  if (auto* p = v->perf(); p && p->configs() && p->configs()->size() > 0) {
-    r.has_geomean = true;
-    r.geomean = p->geomean();
-    r.floor = p->floor();
-    r.configs = static_cast<int>(p->configs()->size());
-    r.efficiency = p->efficiency();
-  }
-  if (auto* t = v->tests()) {
-    r.tests_executed = t->executed();
-    r.tests_failed = t->failed() + t->errors();
-  }
-  r.evidence = v->evidence() ? v->evidence()->str() : "";
-  r.wall_s = v->wall_s();
-  if (v->history())
-    for (auto* t : *v->history())
-      r.path.push_back(fmt::format("{}/{} {}", t->stage()->str(), t->attempt(),
-                                   t->verdict()->str()));
-  return r;
-}
 
 /// The devices of the configured backend; `auto` falls back to the host
 /// when no GPU is found, `cuda` insists.
@@ -102,21 +74,6 @@ std::string find_inject_library() {
       return fs::weakly_canonical(p).string();
   }
   return (fs::path{dir} / "libkport_inject.so").string();
-}
-
-result<job_result> read_verdict_file(const std::string& path) {
-  auto bin_path = path;
-  if (bin_path.size() > 5 && bin_path.ends_with(".json"))
-    bin_path = bin_path.substr(0, bin_path.size() - 5) + ".bin";
-  auto bin = core::read_file(bin_path, 64u << 20);
-  if (!bin)
-    return std::move(bin).err();
-  flatbuffers::Verifier verifier(
-      reinterpret_cast<const std::uint8_t*>(bin->data()), bin->size());
-  if (!msg::VerifyFinalVerdictBuffer(verifier))
-    return fail(error_code::parse,
-                fmt::format("`{}` is not a kport verdict", bin_path));
-  return to_job_result(msg::GetFinalVerdict(bin->data()));
 }
 
 struct engine::impl {
@@ -252,7 +209,7 @@ result<job_result> engine::wait(const std::string& job,
               out =
                   fail(error_code::not_found, fmt::format("no job `{}`", job));
             else
-              out = to_job_result(m.get());
+              out = evidence::job_result_of(m.get());
           },
           [&](caf::error& e) {
             out = fail(e == caf::sec::request_timeout ? error_code::cancelled
@@ -296,8 +253,10 @@ void engine::subscribe(std::function<void(const job_event&)> fn) {
           e.op = js->operator_()->str();
           e.stage = t->stage()->str();
           e.attempt = t->attempt();
-          e.verdict = t->verdict()->str();
-          e.next = t->next()->str();
+          e.verdict = messages::to_string(t->verdict());
+          e.next = t->next() && t->next()->size() > 0
+                       ? t->next()->str()
+                       : std::string{messages::to_string(t->final())};
           e.reason = t->reason() ? t->reason()->str() : "";
           fn(e);
         },
@@ -307,7 +266,7 @@ void engine::subscribe(std::function<void(const job_event&)> fn) {
           e.job = v->job()->str();
           e.op = v->operator_()->str();
           e.final = true;
-          e.next = msg::EnumNameFinalState(v->state());
+          e.next = messages::to_string(v->state());
           e.reason = v->reason()->str();
           fn(e);
         },

@@ -15,35 +15,38 @@ namespace fs = std::filesystem;
 correctness_decision decide_correctness(const core::process_outcome& run,
                                         const std::optional<test_counts>& c) {
   if (run.cancelled)
-    return {"FAIL", "env", "the test run was cancelled"};
+    return {msg::Verdict::FAIL, msg::FailureClass::env,
+            "the test run was cancelled"};
   if (run.timed_out)
-    return {"FAIL", "kernel", "the test run timed out (a hang?)"};
+    return {msg::Verdict::FAIL, msg::FailureClass::kernel,
+            "the test run timed out (a hang?)"};
   if (auto f = check_tests_ran(run, c, run_label{"test"}))
-    return {"FAIL", "integrity", f->reason(), {*f}};
+    return {
+        msg::Verdict::FAIL, msg::FailureClass::integrity, f->reason(), {*f}};
   if (!c)
-    return {"FAIL", "kernel",
+    return {msg::Verdict::FAIL, msg::FailureClass::kernel,
             fmt::format("the test run ended with {} and printed no test "
                         "summary (a crash?)",
                         run.describe())};
   if (c->failed > 0 || c->errors > 0)
-    return {"FAIL", "kernel",
+    return {msg::Verdict::FAIL, msg::FailureClass::kernel,
             fmt::format(
                 "{} of {} tests failed{}", c->failed + c->errors, c->executed,
                 c->errors ? fmt::format(" ({} errors)", c->errors) : "")};
   if (run.exit_code != 0)
-    return {"FAIL", "kernel",
+    return {msg::Verdict::FAIL, msg::FailureClass::kernel,
             fmt::format("the test run ended with {} although its summary "
                         "shows no failure",
                         run.describe())};
-  return {"ALL_PASS", "", fmt::format("{} tests passed", c->executed)};
+  return {msg::Verdict::ALL_PASS, msg::FailureClass::none,
+          fmt::format("{} tests passed", c->executed)};
 }
 
 gate_outcome run_correctness_gate(const gate_context& ctx) {
   msg::GateReportT report;
   report.gate = msg::GateKind::correctness;
-  auto fail_with = [&](std::string_view cls, std::string reason) {
-    return finish_gate(ctx, report, msg::GateVerdict::FAIL,
-                       failure_class_of(cls), std::move(reason));
+  auto fail_with = [&](msg::FailureClass cls, std::string reason) {
+    return finish_gate(ctx, report, msg::Verdict::FAIL, cls, std::move(reason));
   };
   auto dir = fs::path{ctx.attempt_dir};
   if (!ctx.spec->target.build.empty()) {
@@ -53,10 +56,12 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
     auto built = core::run_process(p, ctx.cancel);
     add_run(report, "build", p, built ? &*built : nullptr);
     if (!built)
-      return fail_with("env", fmt::format("cannot run the target build: {}",
-                                          built.err().message));
+      return fail_with(
+          msg::FailureClass::env,
+          fmt::format("cannot run the target build: {}", built.err().message));
     if (!built->succeeded())
-      return fail_with(built->cancelled ? "env" : "kernel",
+      return fail_with(built->cancelled ? msg::FailureClass::env
+                                        : msg::FailureClass::kernel,
                        fmt::format("the target build failed ({}); see {}",
                                    built->describe(), log));
   }
@@ -72,8 +77,9 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
   auto result = ctx.run_measured(run);
   add_measured_run(report, run, result);
   if (!result)
-    return fail_with("env", fmt::format("cannot run the test suite: {}",
-                                        result.err().message));
+    return fail_with(
+        msg::FailureClass::env,
+        fmt::format("cannot run the test suite: {}", result.err().message));
   auto counts = parse_test_counts(result->outcome.tail);
   if (counts)
     report.tests = to_message(*counts);
@@ -83,14 +89,14 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
       f.detail += "; see " + run.process.log_path;
     return finish_on_findings(ctx, report, std::move(d.findings));
   }
-  if (d.verdict != "ALL_PASS")
+  if (d.verdict != msg::Verdict::ALL_PASS)
     return fail_with(d.failure, d.reason + "; see " + run.process.log_path);
   if (result->backend == "cuda") {
     // On a GPU the suite passing is not enough: the trace must show that
     // the candidate's kernels are what ran.
     for (auto& t : result->traces)
       if (!t.cupti_error.empty()) {
-        report.verdict = msg::GateVerdict::BLOCKED;
+        report.verdict = msg::Verdict::BLOCKED;
         report.failure_class = msg::FailureClass::env;
         report.reason = fmt::format("no proof of execution: CUPTI could not "
                                     "record the test process {} ({})",
@@ -102,8 +108,9 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
       auto path = (fs::path{ctx.workspace} / ctx.spec->target.product).string();
       auto bytes = core::read_file(path, 512u << 20);
       if (!bytes)
-        return fail_with("kernel", fmt::format("the build product: {}",
-                                               bytes.err().message));
+        return fail_with(
+            msg::FailureClass::kernel,
+            fmt::format("the build product: {}", bytes.err().message));
       product_hash = trace::module_hash(bytes->data(), bytes->size());
     }
     auto proof = collect_proof(result->traces, *ctx.spec, product_hash);
@@ -129,7 +136,7 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
       return fail_with(pd.failure, pd.reason);
     d.reason += "; " + pd.reason;
   }
-  report.verdict = msg::GateVerdict::ALL_PASS;
+  report.verdict = msg::Verdict::ALL_PASS;
   report.reason = d.reason;
   return finish_gate(ctx, report);
 }

@@ -11,8 +11,8 @@ namespace kport::gates {
 
 /// The correctness decision over a finished test run. Pure.
 struct correctness_decision {
-  std::string verdict; ///< ALL_PASS or FAIL
-  std::string failure; ///< kernel, env, integrity ("" on ALL_PASS)
+  msg::Verdict verdict = msg::Verdict::UNSET;          ///< ALL_PASS or FAIL
+  msg::FailureClass failure = msg::FailureClass::none; ///< when FAIL
   std::string reason;
   std::vector<integrity_finding> findings = {}; ///< when failure is integrity
 };

@@ -6,6 +6,7 @@
 #include "kport/config.hpp"
 #include "kport/error.hpp"
 #include "kport/port_spec.hpp"
+#include "pipeline/qualifier.hpp"
 
 #include <functional>
 #include <string>
@@ -41,8 +42,8 @@ struct gate_context {
 
 /// A gate's verdict, the qualifier that routes it, and its report's path.
 struct gate_outcome {
-  std::string verdict;
-  std::string qualifier; ///< failure class: kernel, host, fallback, env
+  msg::Verdict verdict = msg::Verdict::UNSET;
+  pipeline::qualifier qual; ///< failure class (and rule): routes FAIL
   std::string reason;
   std::string report; ///< base path of the stored GateReport
 };

@@ -80,22 +80,11 @@ std::unique_ptr<msg::PerfEvidenceT> to_message(const perf_summary& s,
   return m;
 }
 
-std::string qualifier_of(msg::FailureClass c) {
-  return c == msg::FailureClass::none ? "" : msg::EnumNameFailureClass(c);
-}
-
-std::string qualifier_of(const msg::GateReportT& report) {
+pipeline::qualifier qualifier_of(const msg::GateReportT& report) {
   if (report.failure_class == msg::FailureClass::integrity &&
       !report.integrity.empty())
-    return msg::EnumNameIntegrityRule(report.integrity.front()->rule);
-  return qualifier_of(report.failure_class);
-}
-
-msg::IntegrityRule to_message(integrity_rule r) {
-  for (auto v : msg::EnumValuesIntegrityRule())
-    if (literal(r) == msg::EnumNameIntegrityRule(v))
-      return v;
-  return msg::IntegrityRule::UNSET;
+    return pipeline::qualifier::of(report.integrity.front()->rule);
+  return pipeline::qualifier::of(report.failure_class);
 }
 
 std::vector<std::unique_ptr<msg::IntegrityFindingT>>
@@ -103,7 +92,7 @@ to_message(const std::vector<integrity_finding>& findings) {
   std::vector<std::unique_ptr<msg::IntegrityFindingT>> out;
   for (auto& f : findings) {
     auto m = std::make_unique<msg::IntegrityFindingT>();
-    m->rule = to_message(f.rule);
+    m->rule = f.rule;
     m->side = f.run.side;
     m->run = f.run.what;
     m->config = f.config;
@@ -122,20 +111,12 @@ gate_outcome finish_on_findings(const gate_context& ctx,
                                 std::vector<integrity_finding> findings) {
   order_findings(findings);
   report.integrity = to_message(findings);
-  return finish_gate(ctx, report, msg::GateVerdict::FAIL,
+  return finish_gate(ctx, report, msg::Verdict::FAIL,
                      msg::FailureClass::integrity, failure_reason(findings));
 }
 
-msg::FailureClass failure_class_of(std::string_view name) {
-  for (auto c : {msg::FailureClass::kernel, msg::FailureClass::host,
-                 msg::FailureClass::fallback, msg::FailureClass::env})
-    if (name == msg::EnumNameFailureClass(c))
-      return c;
-  return msg::FailureClass::none;
-}
-
 gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report,
-                         msg::GateVerdict verdict, msg::FailureClass cls,
+                         msg::Verdict verdict, msg::FailureClass cls,
                          std::string reason) {
   report.verdict = verdict;
   report.failure_class = cls;
@@ -145,8 +126,8 @@ gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report,
 
 gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report) {
   gate_outcome out;
-  out.verdict = msg::EnumNameGateVerdict(report.verdict);
-  out.qualifier = qualifier_of(report);
+  out.verdict = report.verdict;
+  out.qual = qualifier_of(report);
   out.reason = report.reason;
   out.report = (std::filesystem::path{ctx.attempt_dir} / "report").string();
   flatbuffers::FlatBufferBuilder fbb;
@@ -156,8 +137,8 @@ gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report) {
   if (auto r = evidence::store_artifact(out.report, "gate_report", bin); !r) {
     // A gate whose evidence cannot be stored cannot pass: kport would have
     // nothing to show for its verdict.
-    out.verdict = "BLOCKED";
-    out.qualifier = "env";
+    out.verdict = msg::Verdict::BLOCKED;
+    out.qual = pipeline::qualifier::of(msg::FailureClass::env);
     out.reason =
         fmt::format("cannot store the gate report: {}", r.err().message);
   }

@@ -5,6 +5,7 @@
 #include "gates/perf_stats.hpp"
 #include "gates/test_counts.hpp"
 #include "messages/gate_report_generated.h"
+#include "pipeline/qualifier.hpp"
 
 #include <string>
 
@@ -30,9 +31,6 @@ std::unique_ptr<msg::PerfEvidenceT> to_message(const perf_summary& s,
 std::vector<std::unique_ptr<msg::IntegrityFindingT>>
 to_message(const std::vector<integrity_finding>& findings);
 
-/// The schema's literal of a rule (the same spelling as the table's).
-msg::IntegrityRule to_message(integrity_rule r);
-
 /// Ends a gate FAIL on integrity findings: they are ordered, stored in the
 /// report, and the first names the reason and the route qualifier.
 gate_outcome finish_on_findings(const gate_context& ctx,
@@ -45,17 +43,11 @@ gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report);
 
 /// Sets the report's verdict, failure class and reason, then finish_gate.
 gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report,
-                         msg::GateVerdict verdict, msg::FailureClass cls,
+                         msg::Verdict verdict, msg::FailureClass cls,
                          std::string reason);
 
-/// The failure class named by a qualifier literal ("kernel", "host", ...).
-msg::FailureClass failure_class_of(std::string_view name);
-
-/// The qualifier literal of a failure class ("" for none).
-std::string qualifier_of(msg::FailureClass c);
-
-/// The qualifier that routes a report: its failure class, or for an
-/// integrity failure the literal of its first finding's rule.
-std::string qualifier_of(const msg::GateReportT& report);
+/// The qualifier that routes a report: its failure class, and for an
+/// integrity failure the rule of its first finding.
+pipeline::qualifier qualifier_of(const msg::GateReportT& report);
 
 } // namespace kport::gates

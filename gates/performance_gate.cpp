@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 performance_decision decide_performance(const perf_summary& s, double floor) {
   if (s.configs.empty())
     return {
-        "BLOCKED",
+        msg::Verdict::BLOCKED,
         s.unpaired.empty()
             ? "no `kport:<config>` ranges in the bench traces: benches mark "
               "each iteration with an NVTX range named kport:<config>"
@@ -33,8 +33,8 @@ performance_decision decide_performance(const perf_summary& s, double floor) {
                           s.geomean, s.configs.size(), floor, worst->config,
                           worst->ratio);
   if (s.geomean >= floor)
-    return {"DONE", text};
-  return {"INVESTIGATE", text};
+    return {msg::Verdict::DONE, text};
+  return {msg::Verdict::INVESTIGATE, text};
 }
 
 namespace {
@@ -53,14 +53,14 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
   auto& spec = *ctx.spec;
   if (spec.reference.bench.empty() || spec.target.bench.empty())
     return finish_gate(
-        ctx, report, msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+        ctx, report, msg::Verdict::BLOCKED, msg::FailureClass::env,
         fmt::format("the spec has no bench command for the {}",
                     spec.reference.bench.empty() ? "reference" : "target"));
   if (auto built = ensure_reference_built(ctx); !built)
-    return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+    return finish_gate(ctx, report, msg::Verdict::BLOCKED,
                        msg::FailureClass::env, built.err().message);
   if (ctx.inject_path.empty() || !fs::exists(ctx.inject_path))
-    return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+    return finish_gate(ctx, report, msg::Verdict::BLOCKED,
                        msg::FailureClass::env,
                        fmt::format("the injection library `{}` is missing: "
                                    "reinstall kport or set KPORT_INJECT",
@@ -125,11 +125,10 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     add_measured_run(report, run, result);
     auto blame = s == side::reference ? msg::FailureClass::env
                                       : msg::FailureClass::kernel;
-    auto verdict_on_failure = s == side::reference
-                                  ? msg::GateVerdict::BLOCKED
-                                  : msg::GateVerdict::INVESTIGATE;
+    auto verdict_on_failure = s == side::reference ? msg::Verdict::BLOCKED
+                                                   : msg::Verdict::INVESTIGATE;
     if (!result)
-      return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+      return finish_gate(ctx, report, msg::Verdict::BLOCKED,
                          msg::FailureClass::env,
                          fmt::format("cannot run the {} bench: {}",
                                      to_string(s), result.err().message));
@@ -141,7 +140,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
                       to_string(s), result->outcome.describe(), round,
                       run.process.log_path));
     if (!result->trace_error.empty())
-      return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+      return finish_gate(ctx, report, msg::Verdict::BLOCKED,
                          msg::FailureClass::env,
                          fmt::format("the {} bench's trace: {}", to_string(s),
                                      result->trace_error));
@@ -149,7 +148,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     if (cuda)
       for (auto& t : result->traces) {
         if (!t.cupti_error.empty())
-          return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+          return finish_gate(ctx, report, msg::Verdict::BLOCKED,
                              msg::FailureClass::env,
                              fmt::format("no device time: CUPTI could not "
                                          "record the {} bench (pid {}): {}; "
@@ -160,7 +159,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
         // rules cannot see: neither a figure nor a verdict on integrity.
         if (auto lost = lost_records(t))
           return finish_gate(
-              ctx, report, msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+              ctx, report, msg::Verdict::BLOCKED, msg::FailureClass::env,
               fmt::format("the {} bench's trace (pid {}) lost {} records "
                           "(CUPTI drops or the record cap): its device time "
                           "and its kernels cannot be judged",
@@ -176,7 +175,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     run_label where{run.what, to_string(s), round};
     if (s == side::reference) {
       if (!checks)
-        return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+        return finish_gate(ctx, report, msg::Verdict::BLOCKED,
                            msg::FailureClass::env,
                            fmt::format("the reference bench's check file: {}",
                                        checks.err().message));
@@ -185,7 +184,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
       if (cuda)
         if (auto idle = check_no_work(samples, {}, where); !idle.empty())
           return finish_gate(
-              ctx, report, msg::GateVerdict::BLOCKED, msg::FailureClass::env,
+              ctx, report, msg::Verdict::BLOCKED, msg::FailureClass::env,
               idle.front().reason() +
                   " (on the cuda backend device time is kernel time; CPU "
                   "benches need devices.backend = \"host\")");
@@ -202,7 +201,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     if (!checks) {
       // The candidate's own process wrote the file: garbage there is
       // evidence withheld, not an accident of kport's.
-      findings.push_back({integrity_rule::bench_output_mismatch,
+      findings.push_back({msg::IntegrityRule::bench_output_mismatch,
                           where,
                           "",
                           0,
@@ -229,12 +228,10 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     report.notes.push_back(
         fmt::format("config `{}` ran on one side only: left out", u));
   auto d = decide_performance(summary, spec.perf_floor);
-  auto v = d.verdict == "DONE"          ? msg::GateVerdict::DONE
-           : d.verdict == "INVESTIGATE" ? msg::GateVerdict::INVESTIGATE
-                                        : msg::GateVerdict::BLOCKED;
-  return finish_gate(ctx, report, v,
-                     v == msg::GateVerdict::BLOCKED ? msg::FailureClass::env
-                                                    : msg::FailureClass::none,
+  return finish_gate(ctx, report, d.verdict,
+                     d.verdict == msg::Verdict::BLOCKED
+                         ? msg::FailureClass::env
+                         : msg::FailureClass::none,
                      d.reason);
 }
 

@@ -7,7 +7,7 @@ namespace kport::gates {
 
 /// The performance decision over paired figures. Pure.
 struct performance_decision {
-  std::string verdict; ///< DONE, INVESTIGATE or BLOCKED
+  msg::Verdict verdict = msg::Verdict::UNSET; ///< DONE, INVESTIGATE, BLOCKED
   std::string reason;
 };
 

@@ -60,13 +60,13 @@ execution_proof collect_proof(const std::vector<trace::trace>& traces,
 
 proof_decision decide_proof(const execution_proof& p, const port_spec& spec) {
   if (p.product_hash && !p.product_loaded)
-    return {false, "host",
+    return {false, msg::FailureClass::host,
             fmt::format("the build product `{}` (XXH3-128 {}) was never "
                         "loaded during the tests: the kernels that ran came "
                         "from elsewhere",
                         spec.target.product, *p.product_hash)};
   return {
-      true, "",
+      true, msg::FailureClass::none,
       fmt::format("candidate kernels ran: {}", joined(p.candidate_kernels))};
 }
 

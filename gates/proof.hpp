@@ -1,6 +1,7 @@
 #pragma once
 
 #include "kport/port_spec.hpp"
+#include "messages/common_generated.h"
 #include "trace/trace_file.hpp"
 
 #include <optional>
@@ -38,7 +39,7 @@ execution_proof collect_proof(const std::vector<trace::trace>& traces,
 /// rules on the run's kernels (gates/integrity.hpp) have passed. Pure.
 struct proof_decision {
   bool ok = false;
-  std::string failure; ///< host
+  msg::FailureClass failure = msg::FailureClass::none; ///< when not ok
   std::string reason;
 };
 

@@ -68,21 +68,21 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
   if (ctx.spec->reference.ir.empty() || ctx.spec->target.ir.empty()) {
     report.notes.push_back("structure not checked: the spec has no `ir` "
                            "command for the reference and the target");
-    return finish_gate(ctx, report, msg::GateVerdict::PASS_WITH_NOTES,
+    return finish_gate(ctx, report, msg::Verdict::PASS_WITH_NOTES,
                        msg::FailureClass::none, report.notes.back());
   }
   if (auto built = ensure_reference_built(ctx); !built)
-    return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+    return finish_gate(ctx, report, msg::Verdict::BLOCKED,
                        msg::FailureClass::env, built.err().message);
   // The reference's IR is the yardstick: when kport cannot get it, no agent
   // can fix that, so the gate is BLOCKED rather than FAIL.
   auto ref = dump_ir(ctx, side::reference, report);
   if (!ref)
-    return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+    return finish_gate(ctx, report, msg::Verdict::BLOCKED,
                        msg::FailureClass::env, ref.err().message);
   auto cand = dump_ir(ctx, side::candidate, report);
   if (!cand)
-    return finish_gate(ctx, report, msg::GateVerdict::FAIL,
+    return finish_gate(ctx, report, msg::Verdict::FAIL,
                        msg::FailureClass::kernel, cand.err().message);
   auto policy_name = ctx.spec->ir_policy;
   if (policy_name.empty()) {
@@ -92,7 +92,7 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
   }
   auto pol = ir::load_policy(policy_name);
   if (!pol)
-    return finish_gate(ctx, report, msg::GateVerdict::BLOCKED,
+    return finish_gate(ctx, report, msg::Verdict::BLOCKED,
                        msg::FailureClass::env,
                        fmt::format("IR policy: {}", pol.err().message));
   auto diff = ir::diff_files(*ref, *cand, *pol);
@@ -106,7 +106,7 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
     bool reference_side = diff.err().message.find(*ref) != std::string::npos;
     return finish_gate(
         ctx, report,
-        reference_side ? msg::GateVerdict::BLOCKED : msg::GateVerdict::FAIL,
+        reference_side ? msg::Verdict::BLOCKED : msg::Verdict::FAIL,
         reference_side ? msg::FailureClass::env : msg::FailureClass::kernel,
         diff.err().message);
   }
@@ -137,10 +137,10 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
   switch (diff->overall) {
   case ir::verdict::pass:
     return finish_gate(
-        ctx, report, msg::GateVerdict::PASS, msg::FailureClass::none,
+        ctx, report, msg::Verdict::PASS, msg::FailureClass::none,
         fmt::format("IR structurally equal under policy {}", policy_name));
   case ir::verdict::pass_with_notes:
-    return finish_gate(ctx, report, msg::GateVerdict::PASS_WITH_NOTES,
+    return finish_gate(ctx, report, msg::Verdict::PASS_WITH_NOTES,
                        msg::FailureClass::none,
                        fmt::format("IR equal under policy {} with {} notes",
                                    policy_name, diff->notes.size()));
@@ -148,7 +148,7 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
     break;
   }
   return finish_gate(
-      ctx, report, msg::GateVerdict::FAIL, msg::FailureClass::kernel,
+      ctx, report, msg::Verdict::FAIL, msg::FailureClass::kernel,
       fmt::format("IR differs under policy {}: {}; see {}", policy_name,
                   first_failure.empty() ? "see the diff" : first_failure,
                   (dir / "ir-diff.txt").string()));

@@ -1,44 +1,30 @@
 #include "pipeline/pipeline_table.hpp"
 
-#include <algorithm>
-#include <fmt/format.h>
-
 namespace kport::pipeline {
 
-const char* to_string(gate_type g) noexcept {
-  switch (g) {
-  case gate_type::structure:
-    return "structure";
-  case gate_type::correctness:
-    return "correctness";
-  case gate_type::performance:
-    return "performance";
-  }
-  return "structure";
+std::string to_string(const route_key& key) {
+  if (key.any)
+    return "*";
+  std::string out{messages::to_string(key.verdict)};
+  if (!key.qual.empty())
+    out += "." + to_string(key.qual);
+  return out;
 }
 
-bool is_final_state(std::string_view target) noexcept {
-  return std::find(std::begin(final_states), std::end(final_states), target) !=
-         std::end(final_states);
-}
-
-std::vector<std::string> gate_verdicts(gate_type g) {
-  switch (g) {
-  case gate_type::structure:
-    // BLOCKED: the reference's IR could not be had; no agent can fix that.
-    return {"PASS", "PASS_WITH_NOTES", "FAIL", "BLOCKED"};
-  case gate_type::correctness:
-    return {"ALL_PASS", "FAIL", "BLOCKED"};
-  case gate_type::performance:
-    // FAIL: an integrity rule fired (gates/integrity.hpp); no figure counts.
-    return {"DONE", "INVESTIGATE", "FAIL", "BLOCKED"};
-  }
-  return {};
+std::string to_string(const route_target& t) {
+  return t.is_final() ? std::string{messages::to_string(t.final)} : t.stage;
 }
 
 const stage_def* pipeline_table::find(std::string_view name) const noexcept {
   for (auto& s : stages)
     if (s.name == name)
+      return &s;
+  return nullptr;
+}
+
+const stage_def* pipeline_table::find_gate(msg::GateKind g) const noexcept {
+  for (auto& s : stages)
+    if (s.is_gate() && s.type->gate == g)
       return &s;
   return nullptr;
 }

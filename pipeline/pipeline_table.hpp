@@ -1,46 +1,58 @@
 #pragma once
 
+#include "messages/stage_table.hpp"
+#include "pipeline/qualifier.hpp"
+
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace kport::pipeline {
 
-/// Whether a stage is work done by an agent or a check kport runs itself.
-enum class stage_kind { agent, gate };
+/// What a route matches: a verdict, optionally qualified, or anything ("*").
+struct route_key {
+  msg::Verdict verdict = msg::Verdict::UNSET; ///< UNSET with `any`
+  qualifier qual;
+  bool any = false; ///< "*": every outcome no other key matches
 
-/// The three gates kport runs itself.
-enum class gate_type { structure, correctness, performance };
+  friend bool operator==(const route_key&, const route_key&) = default;
+};
 
-const char* to_string(gate_type g) noexcept;
+/// The key's text as the table writes it: "PASS", "FAIL.kernel", "*".
+std::string to_string(const route_key& key);
 
-/// One route: a verdict key ("PASS", "FAIL.kernel", "*") and where it leads.
+/// Where a route leads: another stage, or a final state.
+struct route_target {
+  std::string stage; ///< empty when `final` is set
+  msg::FinalState final = msg::FinalState::RUNNING;
+
+  bool is_final() const noexcept { return final != msg::FinalState::RUNNING; }
+};
+
+/// The target's text: the stage's name or the final state's literal.
+std::string to_string(const route_target& t);
+
+/// One route of a stage.
 struct route_entry {
-  std::string key;
-  std::string target;
+  route_key key;
+  route_target target;
 };
 
 /// One stage of the pipeline table.
 struct stage_def {
   std::string name;
-  stage_kind kind = stage_kind::agent;
-  std::string schema;                    ///< agent stages: the artifact schema
-  gate_type gate = gate_type::structure; ///< gate stages: which gate
+  /// What kind of stage it is: its schema (agents) or gate, its verdicts.
+  const messages::stage_type* type = nullptr;
   int max_attempts = 1;             ///< runs of this stage per job, at most
   std::chrono::seconds deadline{0}; ///< one attempt's wall-clock limit
   std::vector<route_entry> routes;
-  std::vector<std::string> verdicts; ///< the literals this stage can return
+
+  messages::stage_kind kind() const noexcept { return type->kind; }
+  bool is_gate() const noexcept {
+    return type->kind == messages::stage_kind::gate;
+  }
 };
-
-/// The final states a route can name.
-inline constexpr const char* final_states[] = {"ACCEPTED", "REJECTED",
-                                               "BLOCKED"};
-
-/// Whether `target` names a final state rather than a stage.
-bool is_final_state(std::string_view target) noexcept;
-
-/// The verdict an agent attempt gets when the agent itself failed.
-inline constexpr const char* agent_error = "AGENT_ERROR";
 
 /// Stages, routes and caps: the data that drives every port job.
 struct pipeline_table {
@@ -51,11 +63,11 @@ struct pipeline_table {
 
   const stage_def* find(std::string_view name) const noexcept;
 
+  /// The first stage of the table that runs gate `g`, if any.
+  const stage_def* find_gate(msg::GateKind g) const noexcept;
+
   /// The most stage runs any job can take: the sum of every stage's cap.
   int run_bound() const noexcept;
 };
-
-/// The verdict literals of a gate.
-std::vector<std::string> gate_verdicts(gate_type g);
 
 } // namespace kport::pipeline

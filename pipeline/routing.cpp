@@ -19,9 +19,11 @@ int job_progress::attempts_of(std::string_view stage) const {
 namespace {
 
 std::string outcome_name(const stage_outcome& out) {
-  return out.qualifier.empty()
-             ? fmt::format("{} {}", out.stage, out.verdict)
-             : fmt::format("{} {}.{}", out.stage, out.verdict, out.qualifier);
+  return out.qual.empty()
+             ? fmt::format("{} {}", out.stage, messages::to_string(out.verdict))
+             : fmt::format("{} {}.{}", out.stage,
+                           messages::to_string(out.verdict),
+                           to_string(out.qual));
 }
 
 /// Position of a stage in the order the job first ran stages; a route whose
@@ -35,33 +37,34 @@ std::ptrdiff_t first_visit(const job_progress& p, std::string_view stage) {
 /// integrity rule's finding ("fallback: ..."), whose literal must lead the
 /// final reason (verdict.json, `kport run --expect` reason = "<literal>").
 bool names_its_qualifier(const stage_outcome& out) {
-  return !out.qualifier.empty() && out.reason.size() > out.qualifier.size() &&
-         out.reason.compare(0, out.qualifier.size(), out.qualifier) == 0 &&
-         out.reason[out.qualifier.size()] == ':';
+  auto q = to_string(out.qual);
+  return !q.empty() && out.reason.size() > q.size() &&
+         out.reason.compare(0, q.size(), q) == 0 && out.reason[q.size()] == ':';
 }
 
 route rejected(std::string reason, bool capped) {
-  return route{"REJECTED", std::move(reason), false, capped};
+  return route{
+      {"", msg::FinalState::REJECTED}, std::move(reason), false, capped};
 }
 
 } // namespace
 
 const route_entry* match_route(const stage_def& stage,
                                const stage_outcome& out) {
-  auto find = [&](const std::string& key) -> const route_entry* {
+  auto find = [&](const route_key& key) -> const route_entry* {
     for (auto& r : stage.routes)
       if (r.key == key)
         return &r;
     return nullptr;
   };
-  if (!out.qualifier.empty())
-    if (auto* r = find(out.verdict + "." + out.qualifier))
+  if (!out.qual.empty())
+    if (auto* r = find({out.verdict, out.qual, false}))
       return r;
-  if (auto* r = find(out.verdict))
+  if (auto* r = find({out.verdict, {}, false}))
     return r;
-  if (out.verdict == agent_error)
+  if (out.verdict == msg::Verdict::AGENT_ERROR)
     return nullptr; // a retry of the stage, unless routed explicitly
-  return find("*");
+  return find({msg::Verdict::UNSET, {}, true});
 }
 
 route next_stage(const pipeline_table& table, const stage_outcome& out,
@@ -71,36 +74,41 @@ route next_stage(const pipeline_table& table, const stage_outcome& out,
     return rejected(
         fmt::format("internal: outcome of unknown stage `{}`", out.stage),
         false);
-  std::string target;
+  route_target target;
   if (auto* r = match_route(*stage, out))
     target = r->target;
-  else if (out.verdict == agent_error)
-    target = stage->name;
+  else if (out.verdict == msg::Verdict::AGENT_ERROR)
+    target.stage = stage->name;
   else
     return rejected(
         fmt::format("no route for {} in the pipeline table", outcome_name(out)),
         false);
   auto because = outcome_name(out);
-  if (is_final_state(target) && names_its_qualifier(out))
+  if (target.is_final() && names_its_qualifier(out))
     return route{target, fmt::format("{} ({})", out.reason, because)};
   if (!out.reason.empty() &&
-      (out.verdict == agent_error || is_final_state(target)))
+      (out.verdict == msg::Verdict::AGENT_ERROR || target.is_final()))
     because += ": " + out.reason;
-  if (is_final_state(target))
+  if (target.is_final())
     return route{target, because};
   if (progress.runs >= table.run_bound())
     return rejected(fmt::format("cap: the job has run {} stages, the table's "
                                 "bound ({})",
                                 progress.runs, table.run_bound()),
                     true);
-  auto* next = table.find(target);
-  if (progress.attempts_of(target) >= next->max_attempts)
+  auto* next = table.find(target.stage);
+  if (!next)
+    return rejected(
+        fmt::format("internal: route to unknown stage `{}`", target.stage),
+        false);
+  if (progress.attempts_of(target.stage) >= next->max_attempts)
     return rejected(fmt::format("cap: stage `{}` has used its {} attempt{} "
                                 "(after {})",
-                                target, next->max_attempts,
+                                target.stage, next->max_attempts,
                                 next->max_attempts == 1 ? "" : "s", because),
                     true);
-  bool back = first_visit(progress, target) < first_visit(progress, out.stage);
+  bool back =
+      first_visit(progress, target.stage) < first_visit(progress, out.stage);
   if (back && progress.repair_cycles >= table.repair_cycles)
     return rejected(fmt::format("cap: the job has used its {} repair cycles "
                                 "(after {})",

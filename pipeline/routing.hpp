@@ -12,8 +12,8 @@ namespace kport::pipeline {
 struct stage_outcome {
   std::string stage;
   int attempt = 0;
-  std::string verdict;   ///< a literal of the stage, or AGENT_ERROR
-  std::string qualifier; ///< gate failure class or diagnosis owner
+  msg::Verdict verdict = msg::Verdict::UNSET; ///< of the stage, or AGENT_ERROR
+  qualifier qual; ///< gate failure class (and rule) or diagnosis owner
   std::string reason;
 };
 
@@ -32,12 +32,12 @@ struct job_progress {
 
 /// Where a job goes next; `reason` is what the evidence bundle records.
 struct route {
-  std::string next; ///< a stage, or ACCEPTED / REJECTED / BLOCKED
+  route_target next; ///< a stage, or ACCEPTED / REJECTED / BLOCKED
   std::string reason;
   bool repair_cycle = false; ///< this route goes back to an earlier stage
   bool capped = false;       ///< REJECTED because a cap was reached
 
-  bool final() const noexcept { return is_final_state(next); }
+  bool final() const noexcept { return next.is_final(); }
 };
 
 /// Decides the next stage from an outcome and the job's progress.
@@ -49,7 +49,7 @@ struct route {
 route next_stage(const pipeline_table& table, const stage_outcome& out,
                  const job_progress& progress);
 
-/// The route key an outcome matches first: VERDICT.qualifier, VERDICT, "*".
+/// The route an outcome matches first: VERDICT.qualifier, VERDICT, "*".
 const route_entry* match_route(const stage_def& stage,
                                const stage_outcome& out);
 

@@ -25,7 +25,7 @@ void actor_round_trip(benchmark::State& state) {
   o.job = "bench-0001";
   o.stage = "translate";
   o.attempt = 1;
-  o.verdict = "COMPILED";
+  o.verdict = msg::Verdict::COMPILED;
   auto m = actors::pack<msg::StageOutcome>(o);
   auto echo = sys.spawn([]() -> caf::behavior {
     return {[](const actors::stage_outcome_msg& x) { return x; }};
@@ -120,7 +120,7 @@ void stage_transition(benchmark::State& state) {
   for (auto _ : state) {
     auto job = (*engine)->submit(spec);
     auto r = (*engine)->wait(*job);
-    if (!r || r->state != "ACCEPTED")
+    if (!r || r->state != kport::final_state::accepted)
       state.SkipWithError("job did not end ACCEPTED");
   }
   state.SetItemsProcessed(state.iterations() * stages);
@@ -144,7 +144,7 @@ void route_decision(benchmark::State& state) {
   auto cfg = load_config({});
   pipeline::job_progress p;
   p.start("analyze");
-  pipeline::stage_outcome out{"analyze", 1, "PASS", "", ""};
+  pipeline::stage_outcome out{"analyze", 1, msg::Verdict::PASS, {}, ""};
   for (auto _ : state)
     benchmark::DoNotOptimize(pipeline::next_stage(*cfg->pipeline, out, p));
 }
@@ -169,7 +169,7 @@ void thousand_jobs(benchmark::State& state) {
       jobs.push_back(*(*engine)->submit(spec));
     int accepted = 0;
     for (auto& j : jobs)
-      accepted += (*engine)->wait(j)->state == "ACCEPTED";
+      accepted += (*engine)->wait(j)->state == kport::final_state::accepted;
     (*engine)->stop();
     if (accepted != 1000)
       state.SkipWithError("not every job ended ACCEPTED");

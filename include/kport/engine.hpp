@@ -74,9 +74,6 @@ private:
   std::unique_ptr<impl> impl_;
 };
 
-/// Reads a verdict.json back into a job_result (tools and tests).
-result<job_result> read_verdict_file(const std::string& path);
-
 /// Finds libkport_inject.so: $KPORT_INJECT, then beside the running
 /// executable, then in lib/ beside it (the build tree) or ../lib/ (an install).
 std::string find_inject_library();

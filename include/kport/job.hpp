@@ -2,11 +2,27 @@
 
 // What a job and a device look like from outside the engine.
 
+#include "kport/error.hpp"
+
+#include <iosfwd>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kport {
+
+/// Where a job ended: exactly one of these, once.
+enum class final_state { accepted = 1, rejected, blocked, cancelled };
+
+/// The state's literal, as verdict.json and `kport run` write it: "ACCEPTED".
+std::string_view to_string(final_state s) noexcept;
+
+/// The state a literal names ("ACCEPTED" ... "CANCELLED"), if any.
+std::optional<final_state> final_state_named(std::string_view literal);
+
+std::ostream& operator<<(std::ostream& out, final_state s);
 
 /// One step of a job as subscribers see it.
 struct job_event {
@@ -24,7 +40,7 @@ struct job_event {
 struct job_result {
   std::string job;
   std::string op;
-  std::string state; ///< ACCEPTED, REJECTED, BLOCKED, CANCELLED
+  final_state state = final_state::rejected;
   std::string reason;
   std::map<std::string, int> attempts;
   int repair_cycles = 0;
@@ -56,5 +72,8 @@ struct device_summary {
   bool drained = false;
   std::string drain_reason;
 };
+
+/// Reads a verdict.json back into a job_result (tools and tests).
+result<job_result> read_verdict_file(const std::string& path);
 
 } // namespace kport

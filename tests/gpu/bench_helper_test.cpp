@@ -124,7 +124,7 @@ TEST_F(bench_helper, a_call_that_writes_its_input_is_caught) {
   auto bad = run("mutate");
   auto f = check_inputs(bad.checks, honest.checks, where);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].rule, integrity_rule::mutates_inputs);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::mutates_inputs);
   EXPECT_EQ(f[0].config, "n=4194304");
   EXPECT_EQ(f[0].count, 5);
 }
@@ -133,7 +133,7 @@ TEST_F(bench_helper, work_launched_after_the_range_is_outside_the_window) {
   auto bad = run("outside");
   auto f = check_outside_window(bad.traces, patterns, where);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].rule, integrity_rule::work_outside_window);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::work_outside_window);
   EXPECT_EQ(f[0].count, 1);
   auto idle =
       check_no_work(samples_from_traces(bad.traces, time_source::kernel_sum),

@@ -144,7 +144,7 @@ rounds = 2
     std::vector<span> spans;
     for (auto& j : jobs) {
       auto r = wait(j);
-      EXPECT_EQ(r.state, "ACCEPTED") << r.reason;
+      EXPECT_EQ(r.state, kport::final_state::accepted) << r.reason;
       auto s = kernel_spans(r.evidence);
       EXPECT_FALSE(s.empty()) << r.evidence;
       spans.insert(spans.end(), s.begin(), s.end());
@@ -180,7 +180,7 @@ rounds = 2
 
 TEST_F(cuda_gates, honest_port_is_accepted_with_cupti_device_time) {
   auto r = run("test", "100000");
-  EXPECT_EQ(r.state, "ACCEPTED") << r.reason;
+  EXPECT_EQ(r.state, kport::final_state::accepted) << r.reason;
   ASSERT_TRUE(r.has_geomean);
   EXPECT_EQ(r.configs, 3);
   EXPECT_GT(r.geomean, 1.5) << "the reference spins twice as long";
@@ -192,7 +192,7 @@ TEST_F(cuda_gates, honest_port_is_accepted_with_cupti_device_time) {
 
 TEST_F(cuda_gates, fallback_to_reference_kernels_is_caught) {
   auto r = run("fallback");
-  EXPECT_EQ(r.state, "REJECTED");
+  EXPECT_EQ(r.state, kport::final_state::rejected);
   ASSERT_FALSE(r.path.empty());
   EXPECT_EQ(r.path.front(), "correctness/1 FAIL");
   auto text = core::read_file(r.evidence + "/verdict.json");
@@ -204,25 +204,25 @@ TEST_F(cuda_gates, fallback_to_reference_kernels_is_caught) {
 
 TEST_F(cuda_gates, illegal_address_fails_the_gate_and_the_device_serves_on) {
   auto bad = run("illegal");
-  EXPECT_EQ(bad.state, "REJECTED");
+  EXPECT_EQ(bad.state, kport::final_state::rejected);
   EXPECT_EQ(bad.path.front(), "correctness/1 FAIL");
   auto good = run("test");
-  EXPECT_EQ(good.state, "ACCEPTED") << good.reason;
+  EXPECT_EQ(good.state, kport::final_state::accepted) << good.reason;
 }
 
 TEST_F(cuda_gates, hung_kernel_is_killed_at_its_timeout) {
   auto hung = run("hang");
-  EXPECT_EQ(hung.state, "REJECTED");
+  EXPECT_EQ(hung.state, kport::final_state::rejected);
   auto text = core::read_file(hung.evidence + "/verdict.json");
   ASSERT_TRUE(text);
   EXPECT_NE(text->find("timed out"), std::string::npos) << *text;
   auto good = run("test");
-  EXPECT_EQ(good.state, "ACCEPTED") << good.reason;
+  EXPECT_EQ(good.state, kport::final_state::accepted) << good.reason;
 }
 
 TEST_F(cuda_gates, slower_port_is_below_the_floor) {
   auto r = run("test", "800000");
-  EXPECT_EQ(r.state, "REJECTED");
+  EXPECT_EQ(r.state, kport::final_state::rejected);
   ASSERT_TRUE(r.has_geomean);
   EXPECT_LT(r.geomean, 0.95);
 }

@@ -41,7 +41,7 @@ TEST(admission_test, third_submit_is_busy_when_one_job_runs_and_one_waits) {
   ASSERT_TRUE(eng->cancel(*second));
   auto q = eng->wait(*second, job_timeout);
   ASSERT_TRUE(q) << q.err().message;
-  EXPECT_EQ(q->state, "CANCELLED");
+  EXPECT_EQ(q->state, kport::final_state::cancelled);
   auto fourth = eng->submit(spec);
   ASSERT_TRUE(fourth) << fourth.err().message;
 
@@ -51,7 +51,7 @@ TEST(admission_test, third_submit_is_busy_when_one_job_runs_and_one_waits) {
   for (auto& job : {*first, *fourth}) {
     auto r = eng->wait(job, job_timeout);
     ASSERT_TRUE(r) << r.err().message;
-    EXPECT_EQ(r->state, "CANCELLED") << describe(*r);
+    EXPECT_EQ(r->state, kport::final_state::cancelled) << describe(*r);
   }
   ASSERT_EQ(pids.size(), 3u);
   EXPECT_TRUE(wait_process_gone(static_cast<pid_t>(pids[1]), 10s));
@@ -85,7 +85,7 @@ TEST(admission_test, twenty_builtin_jobs_at_once_all_end_accepted) {
   for (auto& job : ids) {
     auto r = eng->wait(job, job_timeout);
     ASSERT_TRUE(r) << r.err().message;
-    EXPECT_EQ(r->state, "ACCEPTED") << describe(*r);
+    EXPECT_EQ(r->state, kport::final_state::accepted) << describe(*r);
     EXPECT_EQ(r->path, (std::vector<std::string>{"analyze/1 PASS",
                                                  "translate/1 COMPILED"}));
   }
@@ -131,7 +131,7 @@ TEST(admission_test, eight_exec_jobs_at_once_all_end_accepted) {
   for (auto& job : ids) {
     auto r = eng->wait(job, job_timeout);
     ASSERT_TRUE(r) << r.err().message;
-    EXPECT_EQ(r->state, "ACCEPTED") << describe(*r);
+    EXPECT_EQ(r->state, kport::final_state::accepted) << describe(*r);
     EXPECT_TRUE(r->has_geomean) << describe(*r);
   }
 }
@@ -153,8 +153,9 @@ TEST(admission_test, admitted_jobs_are_never_blocked_by_device_contention) {
   for (auto& job : ids) {
     auto r = eng->wait(job, job_timeout);
     ASSERT_TRUE(r) << r.err().message;
-    EXPECT_EQ(r->state, "ACCEPTED") << describe(*r) << "\n"
-                                    << describe(read_history(r->evidence));
+    EXPECT_EQ(r->state, kport::final_state::accepted)
+        << describe(*r) << "\n"
+        << describe(read_history(r->evidence));
   }
 }
 
@@ -179,7 +180,7 @@ TEST(admission_test, stop_ends_queued_jobs_cancelled) {
         (std::filesystem::path{cfg.runtime.runs_dir} / job / "verdict.json")
             .string());
     ASSERT_TRUE(v) << job << ": " << v.err().message;
-    EXPECT_EQ(v->state, "CANCELLED") << job;
+    EXPECT_EQ(v->state, kport::final_state::cancelled) << job;
   }
   EXPECT_TRUE(wait_process_gone(static_cast<pid_t>(pids[1]), 10s));
   EXPECT_TRUE(wait_process_gone(static_cast<pid_t>(pids[2]), 10s));
@@ -213,7 +214,7 @@ TEST(admission_test, a_new_engine_on_the_same_runs_dir_keeps_old_evidence) {
   EXPECT_NE(*job, first_job);
   auto r = eng->wait(*job, job_timeout);
   ASSERT_TRUE(r) << r.err().message;
-  EXPECT_EQ(r->state, "ACCEPTED");
+  EXPECT_EQ(r->state, kport::final_state::accepted);
   EXPECT_EQ(read_text((std::filesystem::path{cfg.runtime.runs_dir} / first_job /
                        "verdict.json")
                           .string()),

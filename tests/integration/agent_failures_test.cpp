@@ -37,7 +37,7 @@ struct agent_failures_test : ::testing::Test {
 /// Every analyze attempt ended AGENT_ERROR with `why` in its reason, and the
 /// job ended REJECTED at analyze's cap.
 void expect_agent_errors_to_cap(const job_result& r, const std::string& why) {
-  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::rejected) << describe(r);
   EXPECT_TRUE(contains(r.reason, "cap")) << r.reason;
   EXPECT_TRUE(contains(r.reason, why)) << r.reason;
   auto h = read_history(r.evidence);
@@ -81,12 +81,12 @@ TEST_F(agent_failures_test,
                 .agent_timeout_s = 60,
                 .env = {{"KPORT_TEST_PIDS", pids}}},
                "", "[pipeline]\njob_deadline_s = 2\n");
-  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::rejected) << describe(r);
   EXPECT_TRUE(contains(r.reason, "deadline")) << r.reason;
   auto verdict =
       read_verdict_file((fs::path{r.evidence} / "verdict.json").string());
   ASSERT_TRUE(verdict) << verdict.err().message;
-  EXPECT_EQ(verdict->state, "REJECTED");
+  EXPECT_EQ(verdict->state, kport::final_state::rejected);
   EXPECT_TRUE(contains(verdict->reason, "deadline"));
   auto ids = integers_of(read_text(pids));
   ASSERT_EQ(ids.size(), 3u);
@@ -170,7 +170,7 @@ TEST_F(agent_failures_test, agent_command_that_cannot_start_is_an_agent_error) {
 TEST_F(agent_failures_test, processes_an_agent_leaves_behind_are_ended) {
   auto pids = tmp / "left.pids";
   auto r = run({.agent = "good.sh", .env = {{"KPORT_TEST_LEAVE_CHILD", pids}}});
-  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::accepted) << describe(r);
   auto ids = integers_of(read_text(pids));
   EXPECT_EQ(ids.size(), 3u) << "one per agent attempt";
   for (auto pid : ids)
@@ -180,7 +180,7 @@ TEST_F(agent_failures_test, processes_an_agent_leaves_behind_are_ended) {
 
 TEST_F(agent_failures_test, huge_output_is_capped_in_the_log_and_job_goes_on) {
   auto r = run({.agent = "huge_output.sh"}, "agent_log_limit_mib = 1");
-  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::accepted) << describe(r);
   auto dirs = attempt_dirs(r.evidence, "analyze");
   ASSERT_EQ(dirs.size(), 1u);
   auto log = fs::path{dirs[0]} / "agent.log";

@@ -33,7 +33,7 @@ struct builtin_agents_test : ::testing::Test {
 
 /// Every attempt ended AGENT_ERROR with `why`, and the job REJECTED at the cap.
 void expect_agent_errors_to_cap(const job_result& r, const std::string& why) {
-  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::rejected) << describe(r);
   EXPECT_TRUE(contains(r.reason, "cap")) << r.reason;
   auto h = read_history(r.evidence);
   ASSERT_EQ(h.size(), 2u) << describe(h);
@@ -61,7 +61,7 @@ TEST_F(builtin_agents_test, builtin_agent_is_called_per_attempt_and_checked) {
         return std::string{R"({"verdict": "COMPILED", "summary": "ok"})"};
       });
   auto r = run("recording");
-  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::accepted) << describe(r);
   EXPECT_EQ(r.path, (std::vector<std::string>{"analyze/1 FAIL_FIXABLE",
                                               "analyze/2 PASS",
                                               "translate/1 COMPILED"}));
@@ -119,7 +119,7 @@ TEST_F(builtin_agents_test, subscribers_see_every_transition_then_the_end) {
                                : R"({"verdict": "COMPILED", "summary": "ok"})"};
       });
   auto r = run("quick");
-  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::accepted) << describe(r);
   ASSERT_TRUE(log.wait_for(
       [&](auto& evs) {
         for (auto& e : evs)

@@ -56,12 +56,12 @@ TEST_F(cancel_test, cancel_while_the_agent_hangs_ends_cancelled_and_kills_it) {
   ASSERT_TRUE(c) << c.err().message;
   auto r = eng->wait(*job, job_timeout);
   ASSERT_TRUE(r) << r.err().message;
-  EXPECT_EQ(r->state, "CANCELLED") << describe(*r);
+  EXPECT_EQ(r->state, kport::final_state::cancelled) << describe(*r);
   EXPECT_TRUE(contains(r->reason, "analyze")) << r->reason;
   expect_gone(pids);
   auto v = read_verdict_file((fs::path{r->evidence} / "verdict.json").string());
   ASSERT_TRUE(v) << v.err().message;
-  EXPECT_EQ(v->state, "CANCELLED");
+  EXPECT_EQ(v->state, kport::final_state::cancelled);
 }
 
 TEST_F(cancel_test, cancel_in_a_later_stage_kills_that_stages_agent) {
@@ -79,7 +79,7 @@ TEST_F(cancel_test, cancel_in_a_later_stage_kills_that_stages_agent) {
   ASSERT_TRUE(eng->cancel(*job));
   auto r = eng->wait(*job, job_timeout);
   ASSERT_TRUE(r) << r.err().message;
-  EXPECT_EQ(r->state, "CANCELLED") << describe(*r);
+  EXPECT_EQ(r->state, kport::final_state::cancelled) << describe(*r);
   EXPECT_TRUE(contains(r->reason, "integrate")) << r->reason;
   EXPECT_EQ(r->path, (std::vector<std::string>{"analyze/1 PASS",
                                                "translate/1 COMPILED"}));
@@ -98,7 +98,7 @@ TEST_F(cancel_test, cancel_while_the_test_suite_hangs_kills_the_test_run) {
   ASSERT_TRUE(eng->cancel(*job));
   auto r = eng->wait(*job, job_timeout);
   ASSERT_TRUE(r) << r.err().message;
-  EXPECT_EQ(r->state, "CANCELLED") << describe(*r);
+  EXPECT_EQ(r->state, kport::final_state::cancelled) << describe(*r);
   EXPECT_TRUE(contains(r->reason, "correctness")) << r->reason;
   expect_gone(pids);
 }
@@ -115,7 +115,7 @@ TEST_F(cancel_test, cancel_while_the_bench_hangs_kills_the_bench_run) {
   ASSERT_TRUE(eng->cancel(*job));
   auto r = eng->wait(*job, job_timeout);
   ASSERT_TRUE(r) << r.err().message;
-  EXPECT_EQ(r->state, "CANCELLED") << describe(*r);
+  EXPECT_EQ(r->state, kport::final_state::cancelled) << describe(*r);
   EXPECT_TRUE(contains(r->reason, "performance")) << r->reason;
   expect_gone(pids);
 }
@@ -131,7 +131,7 @@ TEST_F(cancel_test, job_deadline_during_a_hanging_test_run_kills_it) {
   ASSERT_TRUE(job) << job.err().message;
   auto r = eng->wait(*job, job_timeout);
   ASSERT_TRUE(r) << r.err().message;
-  EXPECT_EQ(r->state, "REJECTED") << describe(*r);
+  EXPECT_EQ(r->state, kport::final_state::rejected) << describe(*r);
   EXPECT_TRUE(contains(r->reason, "deadline")) << r->reason;
   auto ids = integers_of(read_text(pids_file));
   ASSERT_EQ(ids.size(), 2u) << "the test suite never ran";
@@ -158,17 +158,17 @@ TEST_F(cancel_test, cancel_of_a_queued_job_ends_it_before_it_starts) {
   ASSERT_TRUE(eng->cancel(*queued));
   auto q = eng->wait(*queued, job_timeout);
   ASSERT_TRUE(q) << q.err().message;
-  EXPECT_EQ(q->state, "CANCELLED") << describe(*q);
+  EXPECT_EQ(q->state, kport::final_state::cancelled) << describe(*q);
   EXPECT_TRUE(contains(q->reason, "before it started")) << q->reason;
   EXPECT_TRUE(q->path.empty()) << describe(*q);
   auto v = read_verdict_file((fs::path{q->evidence} / "verdict.json").string());
   ASSERT_TRUE(v) << v.err().message;
-  EXPECT_EQ(v->state, "CANCELLED");
+  EXPECT_EQ(v->state, kport::final_state::cancelled);
   // The running job is untouched by the other's cancel; cancel it too.
   ASSERT_TRUE(eng->cancel(*running));
   auto r = eng->wait(*running, job_timeout);
   ASSERT_TRUE(r) << r.err().message;
-  EXPECT_EQ(r->state, "CANCELLED");
+  EXPECT_EQ(r->state, kport::final_state::cancelled);
   expect_gone(pids);
   EXPECT_FALSE(fs::exists(marker)) << "the cancelled queued job's agent ran";
 }
@@ -182,7 +182,7 @@ TEST_F(cancel_test, cancel_right_after_submit_ends_cancelled) {
     ASSERT_TRUE(eng->cancel(*job));
     auto r = eng->wait(*job, job_timeout);
     ASSERT_TRUE(r) << r.err().message;
-    EXPECT_EQ(r->state, "CANCELLED") << describe(*r);
+    EXPECT_EQ(r->state, kport::final_state::cancelled) << describe(*r);
   }
 }
 
@@ -199,14 +199,14 @@ TEST_F(cancel_test, cancel_of_a_finished_job_is_refused_as_not_found) {
   ASSERT_TRUE(job) << job.err().message;
   auto r = eng->wait(*job, job_timeout);
   ASSERT_TRUE(r) << r.err().message;
-  ASSERT_EQ(r->state, "ACCEPTED") << describe(*r);
+  ASSERT_EQ(r->state, kport::final_state::accepted) << describe(*r);
   auto c = eng->cancel(*job);
   ASSERT_FALSE(c);
   EXPECT_EQ(c.err().code, error_code::not_found);
   // The verdict stays as it was.
   auto again = eng->wait(*job, job_timeout);
   ASSERT_TRUE(again);
-  EXPECT_EQ(again->state, "ACCEPTED");
+  EXPECT_EQ(again->state, kport::final_state::accepted);
   auto unknown = eng->cancel("no-such-job-0001");
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.err().code, error_code::not_found);
@@ -228,7 +228,7 @@ TEST_F(cancel_test, wait_that_times_out_leaves_the_job_running) {
   ASSERT_TRUE(eng->cancel(*job));
   auto r = eng->wait(*job, job_timeout);
   ASSERT_TRUE(r) << r.err().message;
-  EXPECT_EQ(r->state, "CANCELLED") << describe(*r);
+  EXPECT_EQ(r->state, kport::final_state::cancelled) << describe(*r);
   expect_gone(pids);
 }
 
@@ -246,7 +246,7 @@ TEST_F(cancel_test, stop_cancels_running_jobs_and_records_their_verdicts) {
   auto v = read_verdict_file(
       (fs::path{cfg.runtime.runs_dir} / *job / "verdict.json").string());
   ASSERT_TRUE(v) << v.err().message;
-  EXPECT_EQ(v->state, "CANCELLED");
+  EXPECT_EQ(v->state, kport::final_state::cancelled);
 }
 
 } // namespace

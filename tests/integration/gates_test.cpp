@@ -49,7 +49,7 @@ std::vector<std::string> stages_of(const std::vector<std::string>& path) {
 
 TEST_F(gates_test, good_agent_port_is_accepted_with_tests_and_perf_evidence) {
   auto r = run({.agent = "good.sh"});
-  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::accepted) << describe(r);
   EXPECT_EQ(r.path, (std::vector<std::string>{
                         "analyze/1 PASS", "translate/1 COMPILED",
                         "integrate/1 INTEGRATED", "structure/1 PASS_WITH_NOTES",
@@ -65,7 +65,7 @@ TEST_F(gates_test, good_agent_port_is_accepted_with_tests_and_perf_evidence) {
   auto verdict_path = (fs::path{r.evidence} / "verdict.json").string();
   auto v = read_verdict_file(verdict_path);
   ASSERT_TRUE(v) << v.err().message;
-  EXPECT_EQ(v->state, "ACCEPTED");
+  EXPECT_EQ(v->state, kport::final_state::accepted);
   EXPECT_EQ(v->attempts, r.attempts);
   EXPECT_EQ(v->attempts.at("analyze"), 1);
   EXPECT_EQ(v->attempts.at("translate"), 1);
@@ -87,7 +87,7 @@ TEST_F(gates_test, good_agent_port_is_accepted_with_tests_and_perf_evidence) {
 
 TEST_F(gates_test, broken_then_fixed_port_is_accepted_after_one_repair_cycle) {
   auto r = run({.agent = "broken_then_fixed.sh"});
-  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::accepted) << describe(r);
   EXPECT_EQ(r.attempts.at("translate"), 2);
   EXPECT_EQ(r.attempts.at("diagnose_ir"), 1);
   EXPECT_EQ(r.repair_cycles, 1);
@@ -114,7 +114,7 @@ TEST_F(gates_test, broken_then_fixed_port_is_accepted_after_one_repair_cycle) {
 TEST_F(gates_test, skip_only_suite_is_rejected_for_no_tests_ran) {
   auto r =
       run({.agent = "good.sh", .test = {project_path("run_tests_skip.sh")}});
-  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::rejected) << describe(r);
   // The rule's literal leads the final reason (verdict.json, --expect).
   EXPECT_EQ(r.reason.rfind("no_tests_ran: 0 tests executed", 0), 0u)
       << r.reason;
@@ -170,7 +170,7 @@ TEST_F(gates_test, output_digests_that_differ_reject_at_the_first_round) {
   spec.target.bench =
       with_check(spec.target.bench, check_line("large", "1, 0"));
   auto r = run(spec);
-  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::rejected) << describe(r);
   EXPECT_EQ(r.reason.rfind("bench_output_mismatch: config `large`", 0), 0u)
       << r.reason;
   EXPECT_EQ(r.path.back(), "performance/1 FAIL");
@@ -193,7 +193,7 @@ TEST_F(gates_test, a_bench_that_changes_its_inputs_is_rejected) {
   spec.target.bench =
       with_check(spec.target.bench, check_line("large", "0.5, 0.5", 7, 8));
   auto r = run(spec);
-  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::rejected) << describe(r);
   EXPECT_EQ(r.reason.rfind("mutates_inputs: config `large` iteration 1", 0), 0u)
       << r.reason;
 }
@@ -204,7 +204,7 @@ TEST_F(gates_test, matching_digests_on_both_sides_are_accepted) {
   spec.reference.bench = with_check(spec.reference.bench, line);
   spec.target.bench = with_check(spec.target.bench, line);
   auto r = run(spec);
-  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::accepted) << describe(r);
   auto gate = attempt_dirs(r.evidence, "performance");
   ASSERT_EQ(gate.size(), 1u);
   EXPECT_FALSE(
@@ -213,7 +213,7 @@ TEST_F(gates_test, matching_digests_on_both_sides_are_accepted) {
 
 TEST_F(gates_test, slow_port_is_investigated_and_rejected_at_the_perf_cap) {
   auto r = run({.agent = "good.sh", .candidate = "slow"});
-  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::rejected) << describe(r);
   EXPECT_TRUE(contains(r.reason, "cap")) << r.reason;
   EXPECT_EQ(r.path,
             (std::vector<std::string>{
@@ -237,7 +237,7 @@ TEST_F(gates_test, hanging_test_suite_is_killed_at_the_gate_timeout) {
   auto pids = tmp / "tests.pids";
   auto r = run(
       {.agent = "good.sh", .test = {project_path("run_tests_hang.sh"), pids}});
-  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::rejected) << describe(r);
   EXPECT_TRUE(contains(r.reason, "cap")) << r.reason;
   auto h = read_history(r.evidence);
   int timeouts = 0;
@@ -260,7 +260,7 @@ TEST_F(gates_test, failing_reference_bench_ends_the_job_blocked) {
   auto spec = make_spec({.agent = "good.sh"}, cfg);
   spec.reference.bench = {"false"};
   auto r = run(spec);
-  ASSERT_EQ(r.state, "BLOCKED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::blocked) << describe(r);
   EXPECT_TRUE(contains(r.reason, "reference bench failed")) << r.reason;
   ASSERT_FALSE(r.path.empty());
   EXPECT_EQ(r.path.back(), "performance/1 BLOCKED");
@@ -271,13 +271,13 @@ TEST_F(gates_test, benches_without_kport_ranges_end_the_job_blocked) {
   spec.reference.bench = {"true"};
   spec.target.bench = {"true"};
   auto r = run(spec);
-  ASSERT_EQ(r.state, "BLOCKED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::blocked) << describe(r);
   EXPECT_TRUE(contains(r.reason, "kport:")) << r.reason;
 }
 
 TEST_F(gates_test, benches_with_different_config_names_end_the_job_blocked) {
   auto r = run({.agent = "good.sh", .candidate = "renamed"});
-  ASSERT_EQ(r.state, "BLOCKED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::blocked) << describe(r);
   EXPECT_TRUE(contains(r.reason, "unpaired")) << r.reason;
 }
 
@@ -285,7 +285,7 @@ TEST_F(gates_test, diagnosis_contradicting_a_failed_gate_ends_rejected) {
   auto r = run({.agent = "good.sh",
                 .candidate = "broken",
                 .env = {{"KPORT_TEST_DIAGNOSE_IR_VERDICT", "PASS"}}});
-  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::rejected) << describe(r);
   ASSERT_GE(r.path.size(), 2u);
   EXPECT_EQ(r.path[r.path.size() - 2], "correctness/1 FAIL");
   EXPECT_EQ(r.path.back(), "diagnose_ir/1 PASS");
@@ -300,7 +300,7 @@ TEST_F(gates_test, diagnosis_contradicting_a_failed_gate_ends_rejected) {
 
 TEST_F(gates_test, repair_tasks_carry_the_failed_gate_and_the_diagnosis) {
   auto r = run({.agent = "broken_then_fixed.sh"});
-  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::accepted) << describe(r);
   auto diag = attempt_dirs(r.evidence, "diagnose_ir");
   auto gate = attempt_dirs(r.evidence, "correctness");
   ASSERT_EQ(diag.size(), 1u);
@@ -322,7 +322,7 @@ TEST_F(gates_test, huge_test_output_is_capped_and_its_summary_still_counts) {
                 .test = {"sh", "-c",
                          "yes 'a test that talks a lot' | head -c 41943040; "
                          "printf '\\n6 passed, 0 failed\\n'"}});
-  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::accepted) << describe(r);
   EXPECT_EQ(r.tests_executed, 6);
   auto gate = attempt_dirs(r.evidence, "correctness");
   ASSERT_EQ(gate.size(), 1u);
@@ -333,7 +333,7 @@ TEST_F(gates_test, huge_test_output_is_capped_and_its_summary_still_counts) {
 
 TEST_F(gates_test, test_command_that_cannot_start_ends_the_job_blocked) {
   auto r = run({.agent = "good.sh", .test = {tmp / "no-such-test-suite"}});
-  ASSERT_EQ(r.state, "BLOCKED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::blocked) << describe(r);
   EXPECT_TRUE(contains(r.reason, "cannot run the test suite")) << r.reason;
   EXPECT_TRUE(contains(r.reason, "no-such-test-suite")) << r.reason;
 }
@@ -345,7 +345,7 @@ TEST_F(gates_test, missing_injection_library_blocks_the_performance_gate) {
   ASSERT_TRUE(e) << e.err().message;
   eng = std::move(*e);
   auto r = run({.agent = "good.sh"});
-  ASSERT_EQ(r.state, "BLOCKED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::blocked) << describe(r);
   EXPECT_TRUE(contains(r.reason, "injection library")) << r.reason;
   ASSERT_FALSE(r.path.empty());
   EXPECT_EQ(r.path.back(), "performance/1 BLOCKED");

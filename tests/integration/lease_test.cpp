@@ -121,7 +121,7 @@ TEST_F(lease_test, measured_ranges_of_processes_sharing_a_slot_never_overlap) {
   ASSERT_EQ(results.size(), 3u);
   std::vector<window> windows;
   for (auto& r : results) {
-    EXPECT_EQ(r.state, "ACCEPTED") << describe(r);
+    EXPECT_EQ(r.state, kport::final_state::accepted) << describe(r);
     auto w = measured_windows(r.evidence);
     EXPECT_EQ(w.size(), 4u) << r.evidence << ": 2 rounds x 2 sides";
     windows.insert(windows.end(), w.begin(), w.end());
@@ -145,7 +145,7 @@ windows_and_intervals(const std::vector<job_result>& results,
                       const std::string& from, const std::string& to) {
   std::vector<window> windows, intervals;
   for (auto& r : results) {
-    EXPECT_EQ(r.state, "ACCEPTED") << describe(r);
+    EXPECT_EQ(r.state, kport::final_state::accepted) << describe(r);
     auto w = measured_windows(r.evidence);
     auto i = bench_intervals(r.evidence, from, to);
     EXPECT_EQ(w.size(), 4u) << r.evidence;
@@ -205,7 +205,8 @@ TEST_F(lease_test, benches_take_the_slot_in_the_gates_balanced_order) {
                              lease),
                  1, {.perf_rounds = 4});
     ASSERT_EQ(results.size(), 1u);
-    EXPECT_EQ(results[0].state, "ACCEPTED") << describe(results[0]);
+    EXPECT_EQ(results[0].state, kport::final_state::accepted)
+        << describe(results[0]);
     EXPECT_EQ(measured_order(results[0]),
               (std::vector<std::string>{
                   "bench-reference-1", "bench-candidate-1", "bench-reference-2",
@@ -219,7 +220,7 @@ TEST_F(lease_test, lease_off_runs_whole_processes_one_after_another) {
   auto results = run_jobs("[devices]\nhost_slots = 1\nlease = false\n", 2);
   ASSERT_EQ(results.size(), 2u);
   for (auto& r : results)
-    EXPECT_EQ(r.state, "ACCEPTED") << describe(r);
+    EXPECT_EQ(r.state, kport::final_state::accepted) << describe(r);
   ASSERT_EQ(devices_.size(), 1u);
   EXPECT_FALSE(devices_[0].lease);
   EXPECT_EQ(devices_[0].leased_s, 0.0) << "no process asked for a lease";

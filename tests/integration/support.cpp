@@ -1,6 +1,8 @@
 #include "support.hpp"
 
+#include "messages/stage_table.hpp"
 #include "messages/verdict_generated.h"
+#include "pipeline/qualifier.hpp"
 
 #include <gtest/gtest.h>
 
@@ -218,9 +220,11 @@ std::vector<transition> read_history(const std::string& evidence_dir) {
     transition x;
     x.stage = t->stage()->str();
     x.attempt = t->attempt();
-    x.verdict = t->verdict()->str();
-    x.qualifier = t->qualifier() ? t->qualifier()->str() : "";
-    x.next = t->next()->str();
+    x.verdict = messages::to_string(t->verdict());
+    x.qualifier = pipeline::to_string(pipeline::from_message(t->qualifier()));
+    x.next = t->next() && t->next()->size() > 0
+                 ? t->next()->str()
+                 : std::string{messages::to_string(t->final())};
     x.reason = t->reason() ? t->reason()->str() : "";
     out.push_back(std::move(x));
   }
@@ -232,7 +236,7 @@ std::string describe(const job_result& r) {
   for (auto& p : r.path)
     path += "\n    " + p;
   return fmt::format("job {} ended {} ({})\n  evidence {}\n  path:{}", r.job,
-                     r.state, r.reason, r.evidence, path);
+                     to_string(r.state), r.reason, r.evidence, path);
 }
 
 std::string describe(const std::vector<transition>& h) {

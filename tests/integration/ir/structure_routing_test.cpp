@@ -177,7 +177,7 @@ TEST_F(structure_routing_test,
       "summary": "the row max reduction is missing",
       "findings": [{"what": "no reduce before exp", "where": "candidate.ir"}]}})");
   auto r = run("repairing");
-  ASSERT_EQ(r.state, "ACCEPTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::accepted) << describe(r);
   EXPECT_EQ(r.path, (std::vector<std::string>{
                         "analyze/1 PASS", "translate/1 COMPILED",
                         "integrate/1 INTEGRATED", "structure/1 FAIL",
@@ -192,7 +192,7 @@ TEST_F(structure_routing_test,
   // verdict.json on disk tells the same story, with the routing qualifiers.
   auto v = read_verdict_file((fs::path{r.evidence} / "verdict.json").string());
   ASSERT_TRUE(v) << v.err().message;
-  EXPECT_EQ(v->state, "ACCEPTED");
+  EXPECT_EQ(v->state, kport::final_state::accepted);
   EXPECT_EQ(v->path, r.path);
   auto h = read_history(r.evidence);
   ASSERT_EQ(h.size(), 9u) << describe(h);
@@ -243,7 +243,7 @@ TEST_F(structure_routing_test,
   add_agent("contradicting", R"({"verdict": "PASS", "diagnosis": {
       "owner": "unknown", "summary": "the IR looks equivalent to me"}})");
   auto r = run("contradicting");
-  ASSERT_EQ(r.state, "REJECTED") << describe(r);
+  ASSERT_EQ(r.state, kport::final_state::rejected) << describe(r);
   EXPECT_EQ(r.path, (std::vector<std::string>{
                         "analyze/1 PASS", "translate/1 COMPILED",
                         "integrate/1 INTEGRATED", "structure/1 FAIL",

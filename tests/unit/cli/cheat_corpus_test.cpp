@@ -31,20 +31,19 @@ TEST(cheat_corpus, every_job_names_a_rule_of_the_gate_it_ends_in) {
     ASSERT_TRUE(spec) << spec.err().message;
     specs.insert(fs::path{job.spec}.parent_path().filename().string());
     ASSERT_FALSE(job.path.empty()) << job.spec;
-    if (job.state == "ACCEPTED") {
+    if (job.state == kport::final_state::accepted) {
       ++accepted;
       EXPECT_EQ(job.path.back(), "performance/1 DONE");
       continue;
     }
-    EXPECT_EQ(job.state, "REJECTED") << job.spec;
+    EXPECT_EQ(job.state, kport::final_state::rejected) << job.spec;
     auto rule = gates::rule_named(job.reason);
     ASSERT_TRUE(rule) << job.spec << ": `" << job.reason
                       << "` is not an integrity rule";
     rules.insert(job.reason);
     auto& last = job.path.back();
-    auto gate = last.rfind("correctness/", 0) == 0
-                    ? pipeline::gate_type::correctness
-                    : pipeline::gate_type::performance;
+    auto gate = last.rfind("correctness/", 0) == 0 ? msg::GateKind::correctness
+                                                   : msg::GateKind::performance;
     EXPECT_TRUE(gates::applies(gates::definition(*rule), gate))
         << job.spec << " ends in " << last << " for " << job.reason;
     EXPECT_EQ(last.substr(last.find(' ') + 1), "FAIL") << job.spec;
@@ -52,7 +51,8 @@ TEST(cheat_corpus, every_job_names_a_rule_of_the_gate_it_ends_in) {
   EXPECT_GE(accepted, 1) << "an honest control";
   // At least one cheat for every rule of the table.
   for (auto& r : gates::integrity_rules())
-    EXPECT_TRUE(rules.count(std::string{r.literal})) << r.literal;
+    EXPECT_TRUE(rules.count(std::string{gates::literal(r.rule)}))
+        << gates::literal(r.rule);
   for (auto& entry : fs::directory_iterator{corpus})
     if (entry.is_directory())
       EXPECT_TRUE(specs.count(entry.path().filename().string()))

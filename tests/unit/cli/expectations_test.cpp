@@ -42,18 +42,18 @@ TEST(expectations, unknown_key_in_a_job_is_refused) {
 
 TEST(expectations, every_difference_is_named) {
   job_expectation want;
-  want.state = "REJECTED";
+  want.state = final_state::rejected;
   want.reason_contains = "cap";
   want.attempts = {{"translate", 2}, {"diagnose_perf", 1}};
   want.path = {"analyze/1 PASS"};
   job_result got;
-  got.state = "ACCEPTED";
+  got.state = final_state::accepted;
   got.reason = "performance DONE";
   got.attempts = {{"translate", 1}};
   got.path = {"analyze/1 PASS", "translate/1 COMPILED"};
   auto diffs = compare(want, got);
   EXPECT_EQ(diffs.size(), 5u);
-  got.state = "REJECTED";
+  got.state = final_state::rejected;
   got.reason = "cap: stage `diagnose_perf` has used its 1 attempt";
   got.attempts = {{"translate", 2}, {"diagnose_perf", 1}};
   got.path = {"analyze/1 PASS"};
@@ -71,7 +71,7 @@ TEST(expectations, reason_names_the_literal_the_final_reason_starts_with) {
   auto& want = (*e)[0];
   EXPECT_EQ(want.reason, "fallback");
   job_result got;
-  got.state = "REJECTED";
+  got.state = final_state::rejected;
   got.reason = "fallback: reference kernel softmax_kernel ran in the "
                "candidate's bench candidate 1 (performance FAIL.fallback)";
   EXPECT_TRUE(compare(want, got).empty());

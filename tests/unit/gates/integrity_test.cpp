@@ -8,6 +8,7 @@
 #include "kport/config.hpp"
 #include "messages/schema.hpp"
 #include "messages/verdict_generated.h"
+#include "pipeline/pipeline_table.hpp"
 #include "pipeline/routing.hpp"
 
 #include <cmath>
@@ -94,16 +95,16 @@ run_samples samples(const trace::trace& t) {
 
 TEST(integrity, table_lists_every_rule_once_in_precedence_order) {
   auto rules = integrity_rules();
-  ASSERT_EQ(rules.size(), 8u);
-  std::set<std::string_view> literals;
+  // One row per value of the schema's enum but `none`, in its order.
+  ASSERT_EQ(rules.size(), std::size(msg::EnumValuesIntegrityRule()) - 1);
   for (std::size_t i = 0; i < rules.size(); ++i) {
-    EXPECT_EQ(static_cast<std::size_t>(rules[i].rule), i);
-    EXPECT_TRUE(literals.insert(rules[i].literal).second) << rules[i].literal;
+    auto lit = literal(rules[i].rule);
+    EXPECT_EQ(rules[i].rule, msg::EnumValuesIntegrityRule()[i + 1]);
     EXPECT_TRUE(rules[i].correctness || rules[i].performance)
-        << rules[i].literal << " applies in no gate";
+        << lit << " applies in no gate";
     EXPECT_FALSE(rules[i].reads.empty());
     EXPECT_FALSE(rules[i].checks.empty());
-    EXPECT_EQ(rule_named(rules[i].literal), rules[i].rule);
+    EXPECT_EQ(rule_named(lit), rules[i].rule);
   }
   EXPECT_FALSE(rule_named("cap"));
 }
@@ -112,29 +113,26 @@ TEST(integrity, every_literal_is_a_rejecting_route_and_leads_the_reason) {
   auto cfg = load_config({});
   ASSERT_TRUE(cfg) << cfg.err().message;
   for (auto& rule : integrity_rules())
-    for (auto gate :
-         {pipeline::gate_type::correctness, pipeline::gate_type::performance}) {
+    for (auto gate : {msg::GateKind::correctness, msg::GateKind::performance}) {
       if (!applies(rule, gate))
         continue;
-      const pipeline::stage_def* stage = nullptr;
-      for (auto& s : cfg->pipeline->stages)
-        if (s.kind == pipeline::stage_kind::gate && s.gate == gate)
-          stage = &s;
-      ASSERT_NE(stage, nullptr) << pipeline::to_string(gate);
+      auto lit = literal(rule.rule);
+      auto* stage = cfg->pipeline->find_gate(gate);
+      ASSERT_NE(stage, nullptr) << msg::EnumNameGateKind(gate);
       pipeline::stage_outcome out;
       out.stage = stage->name;
       out.attempt = 1;
-      out.verdict = "FAIL";
-      out.qualifier = std::string{rule.literal};
-      out.reason = fmt::format("{}: the evidence", rule.literal);
+      out.verdict = msg::Verdict::FAIL;
+      out.qual = pipeline::qualifier::of(rule.rule);
+      out.reason = fmt::format("{}: the evidence", lit);
       auto* entry = pipeline::match_route(*stage, out);
-      ASSERT_NE(entry, nullptr) << rule.literal << " in " << stage->name;
-      EXPECT_EQ(entry->key, "FAIL." + std::string{rule.literal})
+      ASSERT_NE(entry, nullptr) << lit << " in " << stage->name;
+      EXPECT_EQ(pipeline::to_string(entry->key), "FAIL." + std::string{lit})
           << "an explicit route, not a catch-all";
       pipeline::job_progress progress;
       progress.start(stage->name);
       auto r = pipeline::next_stage(*cfg->pipeline, out, progress);
-      EXPECT_EQ(r.next, "REJECTED") << rule.literal;
+      EXPECT_EQ(r.next.final, msg::FinalState::REJECTED) << lit;
       EXPECT_EQ(r.reason.rfind(out.reason, 0), 0u) << r.reason;
     }
 }
@@ -147,9 +145,6 @@ TEST(integrity, every_literal_is_a_rule_of_the_verdict_and_report_schemas) {
   v.reason = "r";
   std::vector<integrity_finding> findings;
   for (auto& rule : integrity_rules()) {
-    EXPECT_NE(to_message(rule.rule), msg::IntegrityRule::UNSET)
-        << rule.literal << " has no enum value in messages/common.fbs";
-    EXPECT_EQ(msg::EnumNameIntegrityRule(to_message(rule.rule)), rule.literal);
     integrity_finding f;
     f.rule = rule.rule;
     f.run = bench_1;
@@ -167,20 +162,21 @@ TEST(integrity, every_literal_is_a_rule_of_the_verdict_and_report_schemas) {
   auto back = messages::artifact_from_json("verdict", *json, "verdict.json");
   ASSERT_TRUE(back) << back.err().message << "\n" << *json;
   for (auto& rule : integrity_rules())
-    EXPECT_TRUE(contains(*json, fmt::format("\"rule\": \"{}\"", rule.literal)))
+    EXPECT_TRUE(
+        contains(*json, fmt::format("\"rule\": \"{}\"", literal(rule.rule))))
         << *json;
 }
 
 TEST(integrity, the_first_finding_in_table_order_names_the_failure) {
   std::vector<integrity_finding> f(3);
-  f[0].rule = integrity_rule::no_work;
+  f[0].rule = msg::IntegrityRule::no_work;
   f[0].detail = "idle";
-  f[1].rule = integrity_rule::kernel_set_changed;
+  f[1].rule = msg::IntegrityRule::kernel_set_changed;
   f[1].detail = "changed";
-  f[2].rule = integrity_rule::bench_output_mismatch;
+  f[2].rule = msg::IntegrityRule::bench_output_mismatch;
   f[2].detail = "off";
   order_findings(f);
-  EXPECT_EQ(f[0].rule, integrity_rule::kernel_set_changed);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::kernel_set_changed);
   auto reason = failure_reason(f);
   EXPECT_EQ(reason.rfind("kernel_set_changed: changed", 0), 0u) << reason;
   EXPECT_TRUE(contains(reason, "2 more findings")) << reason;
@@ -206,7 +202,7 @@ test_counts counts(int executed, int skipped) {
 TEST(integrity, no_tests_ran_fires_on_skips_filters_and_silence) {
   auto skipped = check_tests_ran(exited(0), counts(0, 68), {"test"});
   ASSERT_TRUE(skipped);
-  EXPECT_EQ(skipped->rule, integrity_rule::no_tests_ran);
+  EXPECT_EQ(skipped->rule, msg::IntegrityRule::no_tests_ran);
   EXPECT_EQ(skipped->count, 68);
   EXPECT_EQ(skipped->reason().rfind("no_tests_ran: 0 tests executed (68 "
                                     "skipped)",
@@ -243,16 +239,16 @@ TEST(integrity, only_reference_kernels_in_the_tests_is_a_fallback) {
       check_test_kernels(proof_of({}, {"ref_kernel"}, 70), spec(), {"test"});
   ASSERT_EQ(f.size(), 2u);
   order_findings(f);
-  EXPECT_EQ(f[0].rule, integrity_rule::fallback);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::fallback);
   EXPECT_EQ(f[0].kernels, (std::vector<std::string>{"ref_kernel"}));
   EXPECT_TRUE(contains(f[0].reason(), "only reference kernels ran"));
-  EXPECT_EQ(f[1].rule, integrity_rule::no_candidate_kernel);
+  EXPECT_EQ(f[1].rule, msg::IntegrityRule::no_candidate_kernel);
 }
 
 TEST(integrity, tests_with_no_candidate_kernel_are_caught) {
   auto f = check_test_kernels(proof_of({}, {}, 212), spec(), {"test"});
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].rule, integrity_rule::no_candidate_kernel);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::no_candidate_kernel);
   EXPECT_EQ(f[0].count, 212);
   EXPECT_TRUE(contains(f[0].detail, "port_kernel*")) << f[0].detail;
 }
@@ -271,7 +267,7 @@ TEST(integrity, any_reference_kernel_in_a_candidate_bench_is_a_fallback) {
   });
   auto f = check_bench_kernels({t}, spec(), bench_1);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].rule, integrity_rule::fallback);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::fallback);
   EXPECT_EQ(f[0].config, "large");
   EXPECT_EQ(f[0].count, 10);
   EXPECT_EQ(f[0].run.round, 1);
@@ -283,7 +279,7 @@ TEST(integrity, a_bench_of_library_kernels_only_has_no_candidate_kernel) {
                        {"cunn_SoftMaxForward"});
   auto f = check_bench_kernels({t}, spec(), bench_1);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].rule, integrity_rule::no_candidate_kernel);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::no_candidate_kernel);
   EXPECT_EQ(f[0].count, 6);
 }
 
@@ -323,7 +319,7 @@ TEST(integrity, kernels_from_a_thread_without_ranges_are_outside_the_window) {
     }
   auto f = check_outside_window({t}, spec().target.kernels, bench_1);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].rule, integrity_rule::work_outside_window);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::work_outside_window);
   EXPECT_EQ(f[0].config, "big");
   EXPECT_EQ(f[0].count, 3);
   EXPECT_EQ(f[0].reason().rfind("work_outside_window: port_kernel launched "
@@ -387,7 +383,7 @@ TEST(integrity, a_cache_that_skips_calls_changes_the_kernel_set) {
   });
   auto f = check_kernel_sets({samples(t)}, "candidate");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].rule, integrity_rule::kernel_set_changed);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::kernel_set_changed);
   EXPECT_EQ(f[0].config, "big");
   EXPECT_EQ(f[0].run.round, 1);
   EXPECT_EQ(f[0].iteration, 2);
@@ -418,7 +414,7 @@ TEST(integrity, iterations_without_a_candidate_kernel_do_no_work) {
   });
   auto f = check_no_work(samples(t), spec().target.kernels, bench_1);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].rule, integrity_rule::no_work);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::no_work);
   EXPECT_EQ(f[0].config, "tiny");
   EXPECT_EQ(f[0].iteration, 1);
   EXPECT_EQ(f[0].count, 10);
@@ -547,7 +543,7 @@ TEST_F(check_files, rows_left_unwritten_are_a_bench_output_mismatch) {
   auto cand = write("c.jsonl", line("16384x8192-f32", tensor(cand_out)));
   auto f = check_outputs(ref, cand, spec_tol, bench_1);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].rule, integrity_rule::bench_output_mismatch);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::bench_output_mismatch);
   EXPECT_EQ(f[0].config, "16384x8192-f32");
   EXPECT_EQ(f[0].count, 32);
   EXPECT_TRUE(contains(f[0].detail, "element 32 is 0")) << f[0].detail;
@@ -571,7 +567,7 @@ TEST_F(check_files, shapes_counts_and_sums_are_compared) {
   for (auto* cand : {&wider, &nans}) {
     auto f = check_outputs(ref, *cand, spec_tol, bench_1);
     ASSERT_EQ(f.size(), 1u);
-    EXPECT_EQ(f[0].rule, integrity_rule::bench_output_mismatch);
+    EXPECT_EQ(f[0].rule, msg::IntegrityRule::bench_output_mismatch);
   }
   // Sampled elements alike, the sums not: the unsampled rest differs.
   auto r = tensor(softmax_row);
@@ -618,7 +614,7 @@ TEST_F(check_files, an_input_changed_by_the_call_is_mutates_inputs) {
   EXPECT_TRUE(check_inputs(ref, ref, bench_1).empty());
   auto f = check_inputs(cand, ref, bench_1);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].rule, integrity_rule::mutates_inputs);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::mutates_inputs);
   EXPECT_EQ(f[0].config, "big");
   EXPECT_EQ(f[0].iteration, 2);
   EXPECT_EQ(f[0].count, 1);
@@ -686,7 +682,7 @@ TEST_F(corpus_scenarios, fallback_at_large_shapes_is_a_fallback_first) {
       evaluate(bench_trace({"small", "large"}, 10, large_only({"ref_kernel"})),
                honest_check());
   ASSERT_FALSE(f.empty());
-  EXPECT_EQ(f[0].rule, integrity_rule::fallback);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::fallback);
 }
 
 TEST_F(corpus_scenarios, a_worker_thread_is_work_outside_the_window_first) {
@@ -701,7 +697,7 @@ TEST_F(corpus_scenarios, a_worker_thread_is_work_outside_the_window_first) {
     }
   auto f = evaluate(t, honest_check());
   ASSERT_FALSE(f.empty());
-  EXPECT_EQ(f[0].rule, integrity_rule::work_outside_window);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::work_outside_window);
   EXPECT_EQ(f[0].config, "large");
   EXPECT_EQ(f[0].count, 11) << "10 timed calls and the warm-up";
 }
@@ -718,9 +714,9 @@ TEST_F(corpus_scenarios, a_ttl_cache_is_kernel_set_changed_first) {
                line("large", tensor({0.4, 0.3, 0.2, 0.1}), honest_io);
   auto f = evaluate(t, stale);
   ASSERT_GE(f.size(), 3u);
-  EXPECT_EQ(f[0].rule, integrity_rule::kernel_set_changed);
-  EXPECT_EQ(f[1].rule, integrity_rule::no_work);
-  EXPECT_EQ(f[2].rule, integrity_rule::bench_output_mismatch);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::kernel_set_changed);
+  EXPECT_EQ(f[1].rule, msg::IntegrityRule::no_work);
+  EXPECT_EQ(f[2].rule, msg::IntegrityRule::bench_output_mismatch);
 }
 
 TEST_F(corpus_scenarios, host_work_for_small_configs_is_no_work_alone) {
@@ -730,7 +726,7 @@ TEST_F(corpus_scenarios, host_work_for_small_configs_is_no_work_alone) {
   });
   auto f = evaluate(t, honest_check());
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].rule, integrity_rule::no_work);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::no_work);
   EXPECT_EQ(f[0].config, "small");
 }
 
@@ -740,7 +736,7 @@ TEST_F(corpus_scenarios, half_the_rows_is_bench_output_mismatch_alone) {
               line("large", tensor({0.1, 0.2, 0, 0}), honest_io);
   auto f = evaluate(t, half);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].rule, integrity_rule::bench_output_mismatch);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::bench_output_mismatch);
   EXPECT_EQ(f[0].config, "large");
 }
 
@@ -753,7 +749,7 @@ TEST_F(corpus_scenarios, an_in_place_call_is_mutates_inputs_alone) {
            "[" + call(1, x, tensor(softmax_row, "float32", 1)) + "]");
   auto f = evaluate(t, in_place);
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].rule, integrity_rule::mutates_inputs);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::mutates_inputs);
 }
 
 // ---- recorded traces --------------------------------------------------------

@@ -37,7 +37,7 @@ TEST(trace_fixture_gates, triton_kernel_proves_a_triton_candidate) {
   auto f = check_test_kernels(collect_proof({t}, spec, std::nullopt), spec,
                               {"test"});
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].rule, integrity_rule::no_candidate_kernel);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::no_candidate_kernel);
 }
 
 } // namespace

@@ -65,12 +65,11 @@ TEST(pipeline_table, gate_stages_take_their_gate_verdicts) {
   ASSERT_TRUE(cfg);
   auto* c = cfg->pipeline->find("correctness");
   ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->kind, pipeline::stage_kind::gate);
-  EXPECT_EQ(c->verdicts,
-            (std::vector<std::string>{"ALL_PASS", "FAIL", "BLOCKED"}));
+  EXPECT_TRUE(c->is_gate());
+  EXPECT_EQ(messages::verdict_list(*c->type), "ALL_PASS, FAIL, BLOCKED");
   auto* t = cfg->pipeline->find("translate");
-  EXPECT_EQ(t->verdicts, (std::vector<std::string>{"COMPILED", "FAIL_COMPILE",
-                                                   "FAIL_FIXABLE", "BLOCKED"}));
+  EXPECT_EQ(messages::verdict_list(*t->type),
+            "COMPILED, FAIL_COMPILE, FAIL_FIXABLE, BLOCKED");
 }
 
 } // namespace

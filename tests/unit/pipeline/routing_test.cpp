@@ -1,4 +1,5 @@
 #include "kport/config.hpp"
+#include "pipeline/pipeline_table.hpp"
 #include "pipeline/routing.hpp"
 
 #include <gtest/gtest.h>
@@ -6,6 +7,25 @@
 
 namespace kport::pipeline {
 namespace {
+
+/// An outcome from the literals the table's TOML uses.
+stage_outcome outcome(const pipeline_table& table, const std::string& stage,
+                      int attempt, const std::string& verdict,
+                      const std::string& qualifier = "",
+                      const std::string& reason = "") {
+  stage_outcome out{
+      stage,
+      attempt,
+      messages::verdict_named(verdict).value_or(msg::Verdict::UNSET),
+      {},
+      reason};
+  if (!qualifier.empty()) {
+    auto kind = table.find(stage)->kind();
+    out.qual = qualifier_named(kind, qualifier)
+                   .value_or(qualifier::of(msg::FailureClass::integrity));
+  }
+  return out;
+}
 
 class routing : public ::testing::Test {
 protected:
@@ -20,10 +40,10 @@ protected:
              const std::string& qualifier = "",
              const std::string& reason = "") {
     progress_.start(stage);
-    auto r = next_stage(
-        table_,
-        {stage, progress_.attempts_of(stage), verdict, qualifier, reason},
-        progress_);
+    auto r = next_stage(table_,
+                        outcome(table_, stage, progress_.attempts_of(stage),
+                                verdict, qualifier, reason),
+                        progress_);
     if (r.repair_cycle)
       ++progress_.repair_cycles;
     return r;
@@ -34,13 +54,14 @@ protected:
 };
 
 TEST_F(routing, happy_path_reaches_accepted) {
-  EXPECT_EQ(step("analyze", "PASS").next, "translate");
-  EXPECT_EQ(step("translate", "COMPILED").next, "integrate");
-  EXPECT_EQ(step("integrate", "INTEGRATED").next, "structure");
-  EXPECT_EQ(step("structure", "PASS_WITH_NOTES").next, "correctness");
-  EXPECT_EQ(step("correctness", "ALL_PASS").next, "performance");
+  EXPECT_EQ(to_string(step("analyze", "PASS").next), "translate");
+  EXPECT_EQ(to_string(step("translate", "COMPILED").next), "integrate");
+  EXPECT_EQ(to_string(step("integrate", "INTEGRATED").next), "structure");
+  EXPECT_EQ(to_string(step("structure", "PASS_WITH_NOTES").next),
+            "correctness");
+  EXPECT_EQ(to_string(step("correctness", "ALL_PASS").next), "performance");
   auto r = step("performance", "DONE");
-  EXPECT_EQ(r.next, "ACCEPTED");
+  EXPECT_EQ(to_string(r.next), "ACCEPTED");
   EXPECT_TRUE(r.final());
   EXPECT_EQ(progress_.repair_cycles, 0);
 }
@@ -54,13 +75,13 @@ TEST_F(routing, correctness_failure_routes_by_class) {
     step("structure", "PASS");
     return step("correctness", "FAIL", cls);
   };
-  EXPECT_EQ(route_of("kernel").next, "diagnose_ir");
-  EXPECT_EQ(route_of("host").next, "integrate");
+  EXPECT_EQ(to_string(route_of("kernel").next), "diagnose_ir");
+  EXPECT_EQ(to_string(route_of("host").next), "integrate");
   EXPECT_TRUE(route_of("host").repair_cycle);
-  EXPECT_EQ(route_of("env").next, "BLOCKED");
+  EXPECT_EQ(to_string(route_of("env").next), "BLOCKED");
   // Integrity rules reject: the qualifier is the rule's literal.
-  EXPECT_EQ(route_of("fallback").next, "REJECTED");
-  EXPECT_EQ(route_of("no_tests_ran").next, "REJECTED");
+  EXPECT_EQ(to_string(route_of("fallback").next), "REJECTED");
+  EXPECT_EQ(to_string(route_of("no_tests_ran").next), "REJECTED");
 }
 
 TEST_F(routing, a_reason_that_starts_with_its_qualifier_leads_the_final_one) {
@@ -71,7 +92,7 @@ TEST_F(routing, a_reason_that_starts_with_its_qualifier_leads_the_final_one) {
   step("correctness", "ALL_PASS");
   auto r = step("performance", "FAIL", "no_work",
                 "no_work: iteration 1 of config `a` launched no kernel");
-  EXPECT_EQ(r.next, "REJECTED");
+  EXPECT_EQ(to_string(r.next), "REJECTED");
   EXPECT_EQ(r.reason, "no_work: iteration 1 of config `a` launched no kernel "
                       "(performance FAIL.no_work)");
   // Any other reason keeps the outcome in front.
@@ -90,9 +111,10 @@ TEST_F(routing, a_fix_goes_back_through_diagnosis_to_translate) {
   step("translate", "COMPILED");
   step("integrate", "INTEGRATED");
   step("structure", "PASS");
-  EXPECT_EQ(step("correctness", "FAIL", "kernel").next, "diagnose_ir");
+  EXPECT_EQ(to_string(step("correctness", "FAIL", "kernel").next),
+            "diagnose_ir");
   auto back = step("diagnose_ir", "FAIL_FIXABLE", "kernel");
-  EXPECT_EQ(back.next, "translate");
+  EXPECT_EQ(to_string(back.next), "translate");
   EXPECT_TRUE(back.repair_cycle);
   EXPECT_EQ(progress_.repair_cycles, 1);
   EXPECT_FALSE(step("translate", "COMPILED").repair_cycle);
@@ -111,7 +133,7 @@ TEST_F(routing, a_stage_over_its_cap_rejects_the_job) {
   step("integrate", "INTEGRATED");
   step("structure", "PASS");
   auto r = step("correctness", "FAIL", "host");
-  EXPECT_EQ(r.next, "REJECTED");
+  EXPECT_EQ(to_string(r.next), "REJECTED");
   EXPECT_TRUE(r.capped);
   EXPECT_NE(r.reason.find("`integrate` has used its 3 attempts"),
             std::string::npos)
@@ -124,15 +146,15 @@ TEST_F(routing, diagnosis_that_disagrees_with_a_failed_gate_rejects) {
   step("integrate", "INTEGRATED");
   step("structure", "FAIL");
   auto r = step("diagnose_ir", "PASS");
-  EXPECT_EQ(r.next, "REJECTED");
+  EXPECT_EQ(to_string(r.next), "REJECTED");
   EXPECT_NE(r.reason.find("diagnose_ir PASS"), std::string::npos) << r.reason;
 }
 
 TEST_F(routing, agent_error_retries_the_stage_within_its_cap) {
   auto r1 = step("analyze", "AGENT_ERROR");
-  EXPECT_EQ(r1.next, "analyze");
+  EXPECT_EQ(to_string(r1.next), "analyze");
   auto r2 = step("analyze", "AGENT_ERROR");
-  EXPECT_EQ(r2.next, "REJECTED");
+  EXPECT_EQ(to_string(r2.next), "REJECTED");
   EXPECT_TRUE(r2.capped);
   EXPECT_NE(r2.reason.find("cap"), std::string::npos) << r2.reason;
 }
@@ -143,22 +165,25 @@ TEST_F(routing, perf_investigation_runs_once_per_job) {
   step("integrate", "INTEGRATED");
   step("structure", "PASS");
   step("correctness", "ALL_PASS");
-  EXPECT_EQ(step("performance", "INVESTIGATE").next, "diagnose_perf");
-  EXPECT_EQ(step("diagnose_perf", "FIXABLE").next, "translate");
+  EXPECT_EQ(to_string(step("performance", "INVESTIGATE").next),
+            "diagnose_perf");
+  EXPECT_EQ(to_string(step("diagnose_perf", "FIXABLE").next), "translate");
   step("translate", "COMPILED");
   step("integrate", "INTEGRATED");
   step("structure", "PASS");
   step("correctness", "ALL_PASS");
   auto r = step("performance", "INVESTIGATE");
-  EXPECT_EQ(r.next, "REJECTED");
+  EXPECT_EQ(to_string(r.next), "REJECTED");
   EXPECT_TRUE(r.capped);
   EXPECT_NE(r.reason.find("diagnose_perf"), std::string::npos);
 }
 
 TEST_F(routing, unrouted_outcome_rejects_and_says_so) {
   progress_.start("translate");
-  auto r = next_stage(table_, {"translate", 1, "MAYBE", "", ""}, progress_);
-  EXPECT_EQ(r.next, "REJECTED");
+  // A verdict the stage never returns (a literal of another stage).
+  auto r = next_stage(table_, outcome(table_, "translate", 1, "ALL_PASS"),
+                      progress_);
+  EXPECT_EQ(to_string(r.next), "REJECTED");
   EXPECT_NE(r.reason.find("no route"), std::string::npos);
 }
 
@@ -173,7 +198,7 @@ TEST_F(routing, repair_cycles_are_capped) {
   step("integrate", "INTEGRATED");
   step("structure", "PASS");
   auto r = step("correctness", "FAIL", "host");
-  EXPECT_EQ(r.next, "REJECTED");
+  EXPECT_EQ(to_string(r.next), "REJECTED");
   EXPECT_NE(r.reason.find("repair cycles"), std::string::npos) << r.reason;
 }
 
@@ -195,11 +220,13 @@ TEST_F(routing, caps_end_every_job_within_bound) {
       p.start(stage);
       auto* def = table_.find(stage);
       ASSERT_NE(def, nullptr) << stage;
-      auto verdicts = def->verdicts;
-      verdicts.push_back(agent_error);
-      stage_outcome out{stage, p.attempts_of(stage),
-                        verdicts[rng() % verdicts.size()],
-                        qualifiers[rng() % qualifiers.size()], ""};
+      std::vector<msg::Verdict> verdicts(def->type->verdicts.begin(),
+                                         def->type->verdicts.end());
+      verdicts.push_back(msg::Verdict::AGENT_ERROR);
+      auto v = verdicts[rng() % verdicts.size()];
+      auto out = outcome(table_, stage, p.attempts_of(stage),
+                         std::string{messages::to_string(v)},
+                         qualifiers[rng() % qualifiers.size()]);
       r = next_stage(table_, out, p);
       if (r.repair_cycle)
         ++p.repair_cycles;
@@ -208,9 +235,9 @@ TEST_F(routing, caps_end_every_job_within_bound) {
         ASSERT_LE(n, table_.find(s)->max_attempts) << s;
       if (r.final())
         break;
-      stage = r.next;
+      stage = r.next.stage;
     }
-    ++finals[r.next];
+    ++finals[to_string(r.next)];
   }
   // The random walk reaches every final state, so the test can fail.
   EXPECT_GT(finals["ACCEPTED"], 0);

@@ -1,0 +1,26 @@
+#pragma once
+
+// Every performance rule on one candidate bench run, in table order.
+
+#include "gates/integrity/kernel_rules.hpp"
+#include "gates/integrity/output_rules.hpp"
+
+namespace kport::gates {
+
+/// What the performance gate holds after one candidate bench run.
+struct candidate_bench_evidence {
+  const std::vector<trace::trace>& traces;
+  /// The candidate's runs so far, this one last (round i + 1 at i).
+  const std::vector<run_samples>& rounds;
+  const bench_checks& checks;    ///< this run's check file
+  const bench_checks& reference; ///< the reference run's of the same round
+  bool kernels = true;           ///< the traces hold kernels (CUDA backend)
+};
+
+/// Every performance rule on one candidate bench run, ordered (the first
+/// names the failure); empty when the run is clean.
+std::vector<integrity_finding>
+check_candidate_bench(const candidate_bench_evidence& e, const port_spec& spec,
+                      const run_label& where);
+
+} // namespace kport::gates
