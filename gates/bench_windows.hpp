@@ -4,6 +4,7 @@
 // timed `kport:<config>` range, inside a `kport.warmup:<config>` range, or
 // outside both (DESIGN.md section 5).
 
+#include "kport/nvtx_convention.hpp"
 #include "trace/trace_file.hpp"
 
 #include <cstdint>
@@ -14,10 +15,10 @@
 namespace kport::gates {
 
 /// The prefix of the NVTX ranges that mark one timed bench iteration.
-inline constexpr std::string_view range_prefix = "kport:";
+inline constexpr std::string_view range_prefix = nvtx::timed_prefix;
 
 /// The prefix of the ranges that hold a bench's untimed warm-up calls.
-inline constexpr std::string_view warmup_prefix = "kport.warmup:";
+inline constexpr std::string_view warmup_prefix = nvtx::warmup_prefix;
 
 /// What a kernel's launch was inside.
 enum class window_kind { timed, warmup, outside };

@@ -1,5 +1,7 @@
 #include "trace/inject/lease_client.hpp"
 
+#include "kport/nvtx_convention.hpp"
+
 #include "trace/inject/recorder.hpp"
 
 #include <atomic>
@@ -137,12 +139,13 @@ void lease_release() {
 
 void lease_at_range(std::string_view name) {
   if (lease_mode() == lease_hold::range &&
-      (name.starts_with("kport:") || name.starts_with("kport.warmup:")))
+      (nvtx::has_prefix(name, nvtx::timed_prefix) ||
+       nvtx::has_prefix(name, nvtx::warmup_prefix)))
     lease_acquire();
 }
 
 void lease_at_mark(std::string_view name) {
-  if (lease_mode() != lease_hold::none && name == "kport.lease:release")
+  if (lease_mode() != lease_hold::none && name == nvtx::lease_release_mark)
     lease_release();
 }
 
