@@ -48,6 +48,11 @@ for f in bin/kport bin/kport_trace_dump lib/libkport_inject.so lib/libkport.so \
   [ -e "$prefix/$f" ] || fail "the install has no $f"
 done
 
+python=$prefix/share/kport/python
+out=$(cd "$tmp" && PYTHONPATH=$python python3 -c 'import kport_bench; print(kport_bench.__file__)') ||
+  fail "kport_bench does not import from $python"
+[ "$out" = "$python/kport_bench/__init__.py" ] || fail "kport_bench imported from $out"
+
 exported=$(nm -DC --defined-only "$prefix/lib/libkport.so" | cut -d' ' -f3- |
   grep -Ev '^kport::([a-z_]+(\[abi:cxx11\])?\(|(engine|port_spec)::)')
 [ -z "$exported" ] || fail "libkport.so exports more than include/kport:
