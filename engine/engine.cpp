@@ -10,8 +10,10 @@
 #include "messages/stage_table.hpp"
 
 #include <cmath>
+#include <dlfcn.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <link.h>
 #include <mutex>
 #include <set>
 #include <spdlog/spdlog.h>
@@ -54,7 +56,20 @@ choose_devices(const device_settings& s) {
   return out;
 }
 
+/// The folder of the binary this code is linked into: libkport.so for a
+/// program that embeds kport, the executable for the CLI and the tests
+/// (they link the layers statically). libkport_inject.so is installed, and
+/// built, relative to that binary, whichever folder the program runs from.
 std::string self_dir() {
+  Dl_info info{};
+  link_map* map = nullptr;
+  // This function's own address: internal linkage, so no other binary's
+  // copy or PLT entry can stand in for it.
+  if (::dladdr1(reinterpret_cast<void*>(&self_dir), &info,
+                reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) != 0 &&
+      map != nullptr && map->l_name != nullptr && *map->l_name != '\0')
+    return fs::absolute(map->l_name).parent_path().string();
+  // The main program's link map has no name: ask the kernel for its path.
   std::error_code ec;
   auto exe = fs::read_symlink("/proc/self/exe", ec);
   return ec ? std::string{} : exe.parent_path().string();
@@ -66,9 +81,8 @@ std::string find_inject_library() {
   if (auto* env = std::getenv("KPORT_INJECT"); env && *env)
     return env;
   auto dir = self_dir();
-  for (auto* rel :
-       {"libkport_inject.so", "lib/libkport_inject.so",
-        "../lib/libkport_inject.so", "../lib/kport/libkport_inject.so"}) {
+  for (auto* rel : {"libkport_inject.so", "lib/libkport_inject.so",
+                    "../lib/libkport_inject.so"}) {
     auto p = fs::path{dir} / rel;
     if (fs::exists(p))
       return fs::weakly_canonical(p).string();

@@ -17,7 +17,7 @@ namespace kport {
 
 /// Options an embedding program may set beside the config.
 struct runtime_options {
-  /// libkport_inject.so; empty: $KPORT_INJECT, else beside the executable.
+  /// libkport_inject.so; empty: find_inject_library().
   std::string inject_path;
 };
 
@@ -74,8 +74,10 @@ private:
   std::unique_ptr<impl> impl_;
 };
 
-/// Finds libkport_inject.so: $KPORT_INJECT, then beside the running
-/// executable, then in lib/ beside it (the build tree) or ../lib/ (an install).
+/// Finds libkport_inject.so: $KPORT_INJECT, else relative to the binary the
+/// engine is linked into (libkport.so, or an executable linking it
+/// statically): beside it, in lib/ beside it (the build tree's kport) or in
+/// ../lib/ (an installed kport: bin/ and lib/ of one prefix).
 std::string find_inject_library();
 
 } // namespace kport
