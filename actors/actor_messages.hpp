@@ -6,10 +6,12 @@
 #include "agents/agent_driver.hpp"
 #include "core/cancel_token.hpp"
 #include "devices/measured_run.hpp"
+#include "evidence/journal.hpp"
 #include "kport/port_spec.hpp"
 #include "messages/job_state_generated.h"
 #include "messages/stage_outcome_generated.h"
 #include "messages/verdict_generated.h"
+#include "pipeline/routing.hpp"
 
 #include <caf/all.hpp>
 #include <memory>
@@ -45,16 +47,40 @@ using stage_outcome_msg = fb<msg::StageOutcome>;
 using job_state_msg = fb<msg::JobState>;
 using final_verdict_msg = fb<msg::FinalVerdict>;
 
+/// Where a job resumes: after its port actor was restarted, or after kport
+/// itself was (the daemon's recovery, from the journal).
+struct job_resume {
+  pipeline::job_progress progress;
+  std::vector<std::unique_ptr<msg::TransitionT>> history;
+  std::string next;
+  /// The journal shows the job routed to a final state it did not record:
+  /// it ends there at once.
+  msg::FinalState final = msg::FinalState::RUNNING;
+  std::string final_reason;
+};
+
 /// A job to admit. The spec stays in this process: specs hold paths that
 /// mean nothing elsewhere, so this message is local only.
 struct job_request {
   std::shared_ptr<const port_spec> spec;
+  std::string job;                    ///< the id to give it; "" picks one
+  std::shared_ptr<job_resume> resume; ///< where it goes on; null: the start
 };
 
 template<class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_request& x) {
   std::string op = x.spec ? x.spec->op : "";
   return f(caf::meta::type_name("job_request"), op);
+}
+
+/// New settings for the supervisor (SIGHUP of the daemon); local only.
+struct config_msg {
+  std::shared_ptr<const engine_config> cfg;
+};
+
+template<class Inspector>
+typename Inspector::result_type inspect(Inspector& f, config_msg& x) {
+  return f(caf::meta::type_name("config_msg"));
 }
 
 /// The supervisor's answer to a submit: a job id, or why not.
@@ -147,6 +173,8 @@ CAF_ADD_ATOM(kport, kport::actors, subscribe_atom, "subscribe")
 CAF_ADD_ATOM(kport, kport::actors, deadline_atom, "deadline")
 CAF_ADD_ATOM(kport, kport::actors, status_atom, "status")
 CAF_ADD_ATOM(kport, kport::actors, idle_atom, "idle")
+CAF_ADD_ATOM(kport, kport::actors, reload_atom, "reload")
+CAF_ADD_TYPE_ID(kport, (kport::actors::config_msg))
 
 CAF_END_TYPE_ID_BLOCK(kport)
 
@@ -169,6 +197,8 @@ struct job_environment {
   agents::agent_registry_ptr agents;
   std::string inject_path;
   std::string runs_dir;
+  /// Attempts are recorded here before they start; null when disabled.
+  std::shared_ptr<evidence::journal> journal;
 };
 
 using job_environment_ptr = std::shared_ptr<const job_environment>;

@@ -106,6 +106,14 @@ void launch(self_ptr self, const std::string& stage) {
   st.stage = stage;
   st.attempt = st.progress.attempts_of(stage);
   ++st.seq;
+  // Journal first: a crash from here on counts this attempt as used.
+  if (st.env->journal)
+    if (auto r =
+            st.env->journal->attempt_started(st.job, st.seq, stage, st.attempt);
+        !r) {
+      finish(self, msg::FinalState::BLOCKED, r.err().message);
+      return;
+    }
   auto dir = fs::path{st.job_dir} /
              fmt::format("{:02}-{}-{}", st.seq, stage, st.attempt);
   std::error_code ec;
@@ -326,6 +334,10 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
                         fs::copy_options::overwrite_existing, ec);
         self->delayed_send(self, st.env->cfg->pipeline->job_deadline,
                            deadline_atom_v, 0);
+        if (resume && resume->final != msg::FinalState::RUNNING) {
+          finish(self, resume->final, resume->final_reason);
+          return;
+        }
         launch(self, resume ? resume->next : st.env->cfg->pipeline->first);
       },
       [=](const stage_outcome_msg& m) { on_outcome(self, *m.get()); },

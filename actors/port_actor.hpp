@@ -10,13 +10,6 @@
 
 namespace kport::actors {
 
-/// Where a job resumes after its port actor was restarted.
-struct job_resume {
-  pipeline::job_progress progress;
-  std::vector<std::unique_ptr<msg::TransitionT>> history;
-  std::string next;
-};
-
 /// One job's state: what it has used, where its evidence goes, what runs.
 struct port_state {
   std::string job;

@@ -26,7 +26,9 @@ std::string new_job_id(self_ptr self, const std::string& op) {
 void spawn_port(self_ptr self, const std::string& job,
                 std::shared_ptr<job_resume> resume) {
   auto& e = self->state.jobs[job];
-  e.port = self->spawn<caf::monitored>(port_actor, job, e.spec, self->state.env,
+  if (!e.env)
+    e.env = self->state.env;
+  e.port = self->spawn<caf::monitored>(port_actor, job, e.spec, e.env,
                                        caf::actor_cast<caf::actor>(self),
                                        std::move(resume));
   caf::anon_send(e.port, start_atom_v);
@@ -38,7 +40,7 @@ void admit_queued(self_ptr self) {
     auto job = st.queue.front();
     st.queue.pop_front();
     ++st.running;
-    spawn_port(self, job, nullptr);
+    spawn_port(self, job, std::move(st.jobs[job].resume));
   }
 }
 
@@ -119,12 +121,21 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
                               "again when some have finished",
                               st.running, st.queue.size()),
                   true};
-        auto job = new_job_id(self, req.spec->op);
+        if (!req.job.empty() && st.jobs.count(req.job))
+          return {"", fmt::format("job `{}` exists already", req.job), false};
+        auto job = req.job.empty() ? new_job_id(self, req.spec->op) : req.job;
         auto& e = st.jobs[job];
         e.spec = req.spec;
-        if (jr)
+        if (req.resume) {
+          for (auto& t : req.resume->history)
+            e.history.push_back(std::make_unique<msg::TransitionT>(*t));
+          e.progress = req.resume->progress;
+          e.next = req.resume->next;
+          e.resume = std::move(req.resume);
+        } else if (jr) {
           if (auto r = jr->job_started(job, req.spec->op, req.spec->path); !r)
             spdlog::error("{}", r.err().message);
+        }
         st.queue.push_back(job);
         admit_queued(self);
         return {job, "", false};
@@ -154,6 +165,17 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
                            "cancelled before it started");
         }
         return true;
+      },
+      [=](status_atom) -> caf::result<int, int> {
+        auto& st = self->state;
+        return {st.running, static_cast<int>(st.queue.size())};
+      },
+      [=](reload_atom, config_msg& m) {
+        // Jobs already admitted keep the settings they started with.
+        auto env = std::make_shared<job_environment>(*self->state.env);
+        env->cfg = std::move(m.cfg);
+        self->state.env = std::move(env);
+        admit_queued(self);
       },
       [=](subscribe_atom, caf::actor who) {
         self->state.subscribers.push_back(std::move(who));

@@ -16,6 +16,8 @@ using supervisor_actor = caf::typed_actor<
     caf::replies_to<submit_atom, job_request>::with<submit_reply>,
     caf::replies_to<wait_atom, std::string>::with<final_verdict_msg>,
     caf::replies_to<cancel_atom, std::string>::with<bool>,
+    caf::replies_to<status_atom>::with<int, int>,
+    caf::reacts_to<reload_atom, config_msg>,
     caf::reacts_to<subscribe_atom, caf::actor>, caf::reacts_to<job_state_msg>,
     caf::reacts_to<final_verdict_msg>>;
 
@@ -29,6 +31,8 @@ struct job_entry {
   pipeline::job_progress progress;
   std::string next; ///< the stage after its last transition; "" once ended
   int restarts = 0;
+  std::shared_ptr<job_resume> resume; ///< recovery: where it starts
+  job_environment_ptr env;            ///< the settings it was admitted with
 };
 
 /// The supervisor's state: jobs, the admission queue, the journal.

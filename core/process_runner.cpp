@@ -1,6 +1,7 @@
 #include "core/process_runner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -18,6 +19,8 @@ namespace kport::core {
 namespace {
 
 using clock = std::chrono::steady_clock;
+
+std::atomic<const process_group_observer*> group_observer{nullptr};
 
 constexpr std::size_t tail_limit = 64u << 10;
 
@@ -113,6 +116,10 @@ std::string process_outcome::describe() const {
   return fmt::format("exit {}", exit_code);
 }
 
+void set_process_group_observer(const process_group_observer* observer) {
+  group_observer.store(observer);
+}
+
 result<process_outcome> run_process(const process_spec& spec,
                                     const cancel_token* cancel) {
   if (spec.argv.empty())
@@ -142,6 +149,18 @@ result<process_outcome> run_process(const process_spec& spec,
     return fail(error_code::process,
                 fmt::format("pipe failed: {}", std::strerror(errno)));
   }
+  // With an observer, the child waits on this pipe until its group has been
+  // recorded: a crash of kport between fork and exec leaves nothing unnamed.
+  auto* observer = group_observer.load();
+  int go_pipe[2] = {-1, -1};
+  if (observer && ::pipe2(go_pipe, O_CLOEXEC) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    ::close(report_pipe[0]);
+    ::close(report_pipe[1]);
+    return fail(error_code::process,
+                fmt::format("pipe failed: {}", std::strerror(errno)));
+  }
   int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
 
@@ -156,6 +175,12 @@ result<process_outcome> run_process(const process_spec& spec,
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
+    if (go_pipe[0] >= 0) {
+      ::close(go_pipe[1]);
+      char b;
+      while (::read(go_pipe[0], &b, 1) < 0 && errno == EINTR) {
+      }
+    }
     if (null_fd >= 0)
       ::dup2(null_fd, 0);
     ::dup2(out_pipe[1], 1);
@@ -176,6 +201,10 @@ result<process_outcome> run_process(const process_spec& spec,
     ::close(null_fd);
   if (pid < 0) {
     auto err = errno;
+    if (go_pipe[0] >= 0) {
+      ::close(go_pipe[0]);
+      ::close(go_pipe[1]);
+    }
     ::close(out_pipe[0]);
     ::close(report_pipe[0]);
     if (log_fd >= 0)
@@ -184,6 +213,15 @@ result<process_outcome> run_process(const process_spec& spec,
                 fmt::format("fork failed: {}", std::strerror(err)));
   }
   ::setpgid(pid, pid); // also here: whichever side runs first wins the race
+  if (observer) {
+    observer->started(pid);
+    ::close(go_pipe[0]);
+    ::close(go_pipe[1]); // the child goes on
+  }
+  auto group_gone = [&] {
+    if (observer)
+      observer->ended(pid);
+  };
 
   start_failure f{0, 0};
   auto got = ::read(report_pipe[0], &f, sizeof(f));
@@ -191,6 +229,7 @@ result<process_outcome> run_process(const process_spec& spec,
   if (got == static_cast<ssize_t>(sizeof(f))) {
     int status = 0;
     ::waitpid(pid, &status, 0);
+    group_gone();
     ::close(out_pipe[0]);
     if (log_fd >= 0)
       ::close(log_fd);
@@ -284,6 +323,7 @@ result<process_outcome> run_process(const process_spec& spec,
         // The leader is a zombie until reaped, so its group id is still ours.
         ::kill(-pid, SIGKILL);
         ::waitpid(pid, &status, 0);
+        group_gone();
         exited = true;
         drain_until = now + std::chrono::seconds(2);
         continue;

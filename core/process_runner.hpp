@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,6 +54,19 @@ struct process_outcome {
   /// A one-line description: "exit 1", "killed by signal 9", "timed out".
   std::string describe() const;
 };
+
+/// Told of every process group the runner starts, before its first process
+/// runs (so a daemon can record it durably and, after a crash, kill what is
+/// left), and once the group has been killed and reaped. Called from the
+/// runner's threads: keep both short and thread-safe.
+struct process_group_observer {
+  std::function<void(int pgid)> started;
+  std::function<void(int pgid)> ended;
+};
+
+/// Installs the observer for every later run (nullptr: none). Set it before
+/// processes start; it must outlive them.
+void set_process_group_observer(const process_group_observer* observer);
 
 /// Runs a child in its own process group and waits for it, its timeout or a
 /// cancel, whichever comes first; on timeout or cancel the whole group dies.

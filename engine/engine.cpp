@@ -3,6 +3,7 @@
 #include "actors/actor_messages.hpp"
 #include "actors/device_actor.hpp"
 #include "actors/device_pool.hpp"
+#include "actors/resume.hpp"
 #include "actors/supervisor.hpp"
 #include "core/atomic_file.hpp"
 #include "devices/cuda_probe.hpp"
@@ -104,7 +105,10 @@ struct engine::impl {
   std::string backend;
   std::mutex mtx;
   std::set<std::string> jobs;
+  std::shared_ptr<evidence::journal> journal;
   bool stopped = false;
+
+  result<std::string> admit(actors::job_request req);
 };
 
 engine::engine(std::unique_ptr<impl> p)
@@ -170,6 +174,8 @@ result<std::unique_ptr<engine>> engine::start(engine_config cfg,
   env->agents = p->agents;
   env->inject_path = p->inject;
   env->runs_dir = p->cfg->runtime.runs_dir;
+  env->journal = jr;
+  p->journal = jr;
   p->sup =
       p->sys->spawn(actors::supervisor, actors::job_environment_ptr{env}, jr);
   return std::unique_ptr<engine>(new engine(std::move(p)));
@@ -185,13 +191,86 @@ error stopped_error() {
 } // namespace
 
 result<std::string> engine::submit(port_spec spec) {
+  return impl_->admit(
+      {std::make_shared<const port_spec>(std::move(spec)), "", nullptr});
+}
+
+result<std::string> engine::submit(port_spec spec, const std::string& job) {
+  if (job.empty())
+    return fail(error_code::usage, "a job id must not be empty");
+  return impl_->admit(
+      {std::make_shared<const port_spec>(std::move(spec)), job, nullptr});
+}
+
+result<std::string> engine::resume(port_spec spec, const std::string& job) {
+  if (!impl_->journal)
+    return fail(error_code::not_found,
+                "the journal is off (runtime.journal): nothing to resume");
+  auto steps = impl_->journal->transitions(job);
+  if (!steps)
+    return std::move(steps).err();
+  auto starts = impl_->journal->attempt_starts(job);
+  if (!starts)
+    return std::move(starts).err();
+  if (steps->empty() && starts->empty())
+    return submit(std::move(spec), job);
+  auto resume =
+      actors::resume_from_journal(*impl_->cfg->pipeline, *steps, *starts);
+  return impl_->admit({std::make_shared<const port_spec>(std::move(spec)), job,
+                       std::move(resume)});
+}
+
+engine_load engine::load() {
+  engine_load out;
   if (!impl_->sys)
+    return out;
+  caf::scoped_actor self{*impl_->sys};
+  self->request(impl_->sup, std::chrono::seconds{10}, actors::status_atom_v)
+      .receive(
+          [&](int running, int queued) {
+            out = {running, queued};
+          },
+          [&](caf::error&) {});
+  return out;
+}
+
+std::vector<std::string> engine::reload(engine_config cfg) {
+  std::vector<std::string> fixed;
+  auto& old = *impl_->cfg;
+  auto note = [&](bool changed, const char* key) {
+    if (changed)
+      fixed.push_back(fmt::format("{} changed: it takes a restart", key));
+  };
+  note(old.runtime.runs_dir != cfg.runtime.runs_dir &&
+           fs::absolute(cfg.runtime.runs_dir).string() != old.runtime.runs_dir,
+       "runtime.runs_dir");
+  note(old.runtime.threads != cfg.runtime.threads, "runtime.threads");
+  note(old.runtime.journal != cfg.runtime.journal, "runtime.journal");
+  note(old.devices.backend != cfg.devices.backend, "devices.backend");
+  note(old.devices.host_slots != cfg.devices.host_slots, "devices.host_slots");
+  note(old.devices.cuda_devices != cfg.devices.cuda_devices,
+       "devices.cuda_devices");
+  note(old.devices.lease != cfg.devices.lease, "devices.lease");
+  note(old.devices.queue_limit != cfg.devices.queue_limit,
+       "devices.queue_limit");
+  cfg.runtime.runs_dir = old.runtime.runs_dir;
+  spdlog::set_level(spdlog::level::from_str(cfg.runtime.log_level));
+  core::set_durable_writes(cfg.runtime.fsync);
+  auto next = std::make_shared<const engine_config>(std::move(cfg));
+  if (impl_->sys)
+    caf::anon_send(impl_->sup, actors::reload_atom_v, actors::config_msg{next});
+  impl_->cfg = next;
+  return fixed;
+}
+
+result<std::string> engine::impl::admit(actors::job_request req) {
+  if (!sys)
     return stopped_error();
+  auto* impl_ = this;
   caf::scoped_actor self{*impl_->sys};
   result<std::string> out = fail(error_code::internal, "no reply");
   self->request(impl_->sup, caf::infinite, actors::submit_atom_v,
-                actors::job_request{
-                    std::make_shared<const port_spec>(std::move(spec))})
+                std::move(req))
       .receive(
           [&](actors::submit_reply& r) {
             if (r.error.empty())

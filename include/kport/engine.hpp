@@ -21,6 +21,12 @@ struct runtime_options {
   std::string inject_path;
 };
 
+/// Jobs the supervisor holds now: running, and waiting for a slot.
+struct engine_load {
+  int running = 0;
+  int queued = 0;
+};
+
 /// kport as a library (CMake target kport::kport): start with a config,
 /// submit port specs, wait for or subscribe to their events, cancel, stop.
 /// The CLI is a thin shell over this class; CAF stays behind it.
@@ -36,6 +42,25 @@ public:
 
   /// Admits a job; its id, or `busy` when the queue is full.
   result<std::string> submit(port_spec spec);
+
+  /// As submit, under the id `job` (unique in the runs folder): the daemon
+  /// journals a submission under its job id before the job exists.
+  result<std::string> submit(port_spec spec, const std::string& job);
+
+  /// Goes on with a job the journal holds but no final state: from its last
+  /// committed transition; a stage that was running runs again as a new
+  /// attempt and the attempt it lost counts. With no journaled step it
+  /// starts from the beginning. Error not_found without a journal.
+  result<std::string> resume(port_spec spec, const std::string& job);
+
+  /// Running and queued jobs now.
+  engine_load load();
+
+  /// Applies what can change while jobs run: admission limits
+  /// (runtime.max_jobs, runtime.queue_limit), the pipeline's caps for jobs
+  /// admitted from now on, the log level. Returns one line for each
+  /// changed setting that cannot change without a restart.
+  std::vector<std::string> reload(engine_config cfg);
 
   /// Waits until the job ends, or the timeout passes (error cancelled).
   result<job_result>
