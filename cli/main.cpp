@@ -1,5 +1,6 @@
 // kport: the command line, a thin shell over engine.
 
+#include "cli/daemon_commands.hpp"
 #include "cli/run_command.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_quote.hpp"
@@ -235,6 +236,9 @@ int main(int argc, char** argv) {
       "devices", "List the devices kport would measure on (CUDA GPUs or host "
                  "slots)");
   devices_cmd->add_flag("--json", devices_json, "Print JSON");
+  kport::cli::daemon_options daemon_opts;
+  devices_cmd->add_option("--endpoint", daemon_opts.endpoint,
+                          "Ask the daemon at this endpoint for its devices");
   devices_cmd
       ->add_option("--config", devices_config,
                    "Config files merged over the defaults")
@@ -256,6 +260,8 @@ int main(int argc, char** argv) {
   ir_cmd->footer("Exit status: 0 PASS, 2 PASS_WITH_NOTES, 1 FAIL, 3 "
                  "unreadable input.");
 
+  kport::cli::add_daemon_commands(app, daemon_opts);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -275,8 +281,14 @@ int main(int argc, char** argv) {
   }
   if (config_cmd->parsed())
     return print_config(config_files);
+  if (devices_cmd->parsed() && !daemon_opts.endpoint.empty()) {
+    daemon_opts.json = devices_json;
+    return kport::cli::daemon_devices(daemon_opts);
+  }
   if (devices_cmd->parsed())
     return list_devices(devices_config, devices_json);
+  if (auto code = kport::cli::run_daemon_command(app, daemon_opts))
+    return *code;
   if (ir_cmd->parsed())
     return ir_diff(ir_a, ir_b, ir_policy, ir_json);
   return 2;

@@ -35,3 +35,11 @@ endif()
 if(KPORT_BUILD_BENCHMARKS)
   find_package(benchmark CONFIG REQUIRED)
 endif()
+
+# The daemon's API: libzmq (libzmq3-dev) and its C++ binding (cppzmq-dev,
+# header-only).
+find_path(ZMQ_INCLUDE_DIR zmq.hpp REQUIRED)
+find_library(ZMQ_LIBRARY zmq REQUIRED)
+add_library(kport_zmq INTERFACE)
+target_include_directories(kport_zmq SYSTEM INTERFACE ${ZMQ_INCLUDE_DIR})
+target_link_libraries(kport_zmq INTERFACE ${ZMQ_LIBRARY})

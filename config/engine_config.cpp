@@ -122,6 +122,16 @@ engine_config decode(toml::table& merged) {
       r.fail_at("timeout_s", "must be positive (seconds)");
     r.finish();
   }
+  if (auto* t = top.table("daemon")) {
+    auto r = top.sub("daemon", *t);
+    c.daemon.state_dir = r.string("state_dir", c.daemon.state_dir);
+    c.daemon.endpoint = r.string("endpoint", c.daemon.endpoint);
+    c.daemon.grace_s = positive(r, "grace_s", c.daemon.grace_s, 0);
+    c.daemon.metrics_port =
+        positive(r, "metrics_port", c.daemon.metrics_port, 0);
+    c.daemon.max_watchers = positive(r, "max_watchers", c.daemon.max_watchers);
+    r.finish();
+  }
   auto* p = top.table("pipeline");
   if (!p)
     top.fail_at("pipeline", "is required");

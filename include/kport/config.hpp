@@ -62,6 +62,15 @@ struct agent_defaults {
   double timeout_s = 1800;
 };
 
+/// [daemon]: `kport serve`.
+struct daemon_settings {
+  std::string state_dir = "kport-state"; ///< journal, socket, runs/
+  std::string endpoint;                  ///< "" = ipc://<state_dir>/kport.sock
+  int grace_s = 30;     ///< SIGTERM: running attempts may finish this long
+  int metrics_port = 0; ///< Prometheus over HTTP on 127.0.0.1; 0 = off
+  int max_watchers = 256;
+};
+
 /// kport's whole configuration: the embedded defaults with user files merged.
 struct engine_config {
   runtime_settings runtime;
@@ -69,6 +78,7 @@ struct engine_config {
   gate_settings gates;
   perf_settings perf;
   agent_defaults agents;
+  daemon_settings daemon;
   /// [pipeline]: stages, routes and caps (pipeline/pipeline_table.hpp).
   std::shared_ptr<const pipeline::pipeline_table> pipeline;
   /// The merged TOML, as `kport config` prints it.
