@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -165,6 +166,7 @@ result<process_outcome> run_process(const process_spec& spec,
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
 
   auto started = clock::now();
+  pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid == 0) {
     // Child: only async-signal-safe calls until exec.
@@ -176,10 +178,19 @@ result<process_outcome> run_process(const process_spec& spec,
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
     if (go_pipe[0] >= 0) {
-      ::close(go_pipe[1]);
-      char b;
-      while (::read(go_pipe[0], &b, 1) < 0 && errno == EINTR) {
+      // Other children forked meanwhile hold copies of the write end until
+      // they exec, so the go signal is a byte, not end of file; a kport that
+      // dies before sending it takes this child with it.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent)
+        ::_exit(127);
+      char b = 0;
+      ssize_t got_go;
+      while ((got_go = ::read(go_pipe[0], &b, 1)) < 0 && errno == EINTR) {
       }
+      if (got_go != 1)
+        ::_exit(127);
+      ::prctl(PR_SET_PDEATHSIG, 0);
     }
     if (null_fd >= 0)
       ::dup2(null_fd, 0);
@@ -215,8 +226,9 @@ result<process_outcome> run_process(const process_spec& spec,
   ::setpgid(pid, pid); // also here: whichever side runs first wins the race
   if (observer) {
     observer->started(pid);
+    [[maybe_unused]] auto sent = ::write(go_pipe[1], "g", 1); // it goes on
     ::close(go_pipe[0]);
-    ::close(go_pipe[1]); // the child goes on
+    ::close(go_pipe[1]);
   }
   auto group_gone = [&] {
     if (observer)
