@@ -782,7 +782,10 @@ int server::run(int sig_fd) {
   spdlog::info("kport serve: stopped; unfinished jobs resume at the next "
                "start");
   spdlog::shutdown();
-  router_.reset();
+  // Replies still queued (the Shutdown request's own) get a moment to leave.
+  router_->set(zmq::sockopt::linger, 1000);
+  router_->close();
+  ctx_.close();
   std::fflush(nullptr);
   std::_Exit(0);
 }
