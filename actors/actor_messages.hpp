@@ -6,6 +6,7 @@
 #include "agents/agent_driver.hpp"
 #include "core/cancel_token.hpp"
 #include "devices/measured_run.hpp"
+#include "evidence/journal.hpp"
 #include "kport/port_spec.hpp"
 #include "messages/job_state_generated.h"
 #include "messages/stage_outcome_generated.h"
@@ -49,6 +50,8 @@ using final_verdict_msg = fb<msg::FinalVerdict>;
 /// mean nothing elsewhere, so this message is local only.
 struct job_request {
   std::shared_ptr<const port_spec> spec;
+  /// Set: resume this journaled job (its id) instead of admitting a new one.
+  std::string resume_job;
 };
 
 template<class Inspector>
@@ -169,6 +172,9 @@ struct job_environment {
   agents::agent_registry_ptr agents;
   std::string inject_path;
   std::string runs_dir;
+  /// The source of truth for every job: never null (in memory when
+  /// runtime.journal is false).
+  std::shared_ptr<evidence::journal> journal;
 };
 
 using job_environment_ptr = std::shared_ptr<const job_environment>;

@@ -37,6 +37,14 @@ public:
   /// Admits a job; its id, or `busy` when the queue is full.
   result<std::string> submit(port_spec spec);
 
+  /// Goes on with every job of the runs folder's journal that has no final
+  /// state (after kport was killed): a stage that was running runs again as
+  /// a new attempt, attempts already used count against the caps. Returns
+  /// their ids, to wait for. A job that ended in the journal but lost its
+  /// verdict.json gets it back. Errors: no journal (runtime.journal false),
+  /// a spec that can no longer be loaded (nothing is resumed then).
+  result<std::vector<std::string>> resume();
+
   /// Waits until the job ends, or the timeout passes (error cancelled).
   result<job_result>
   wait(const std::string& job,
