@@ -11,7 +11,6 @@
 #include "messages/job_state_generated.h"
 #include "messages/stage_outcome_generated.h"
 #include "messages/verdict_generated.h"
-#include "pipeline/routing.hpp"
 
 #include <caf/all.hpp>
 #include <memory>
@@ -47,24 +46,15 @@ using stage_outcome_msg = fb<msg::StageOutcome>;
 using job_state_msg = fb<msg::JobState>;
 using final_verdict_msg = fb<msg::FinalVerdict>;
 
-/// Where a job resumes: after its port actor was restarted, or after kport
-/// itself was (the daemon's recovery, from the journal).
-struct job_resume {
-  pipeline::job_progress progress;
-  std::vector<std::unique_ptr<msg::TransitionT>> history;
-  std::string next;
-  /// The journal shows the job routed to a final state it did not record:
-  /// it ends there at once.
-  msg::FinalState final = msg::FinalState::RUNNING;
-  std::string final_reason;
-};
-
 /// A job to admit. The spec stays in this process: specs hold paths that
 /// mean nothing elsewhere, so this message is local only.
 struct job_request {
   std::shared_ptr<const port_spec> spec;
-  std::string job;                    ///< the id to give it; "" picks one
-  std::shared_ptr<job_resume> resume; ///< where it goes on; null: the start
+  /// Set: resume this journaled job (its id) instead of admitting a new one.
+  std::string resume_job;
+  /// A new job's id (the daemon journals its submission under it first);
+  /// "" picks one.
+  std::string job;
 };
 
 template<class Inspector>
@@ -197,7 +187,8 @@ struct job_environment {
   agents::agent_registry_ptr agents;
   std::string inject_path;
   std::string runs_dir;
-  /// Attempts are recorded here before they start; null when disabled.
+  /// The source of truth for every job: never null (in memory when
+  /// runtime.journal is false).
   std::shared_ptr<evidence::journal> journal;
 };
 

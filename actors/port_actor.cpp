@@ -26,8 +26,9 @@ std::string binary_of(const flatbuffers::FlatBufferBuilder& fbb) {
 /// The diagnosis a diagnose stage wrote, to hand to the stage it sent the
 /// job back to.
 std::unique_ptr<msg::DiagnosisT>
-load_diagnosis(const std::string& bin_path, const messages::stage_type& type) {
-  auto bin = core::read_file(bin_path, 16u << 20);
+load_diagnosis(const std::string& json_path, const messages::stage_type& type) {
+  auto bin = core::read_file(json_path.substr(0, json_path.size() - 5) + ".bin",
+                             16u << 20);
   if (!bin)
     return nullptr;
   auto* d = type.diagnosis_of(bin->data());
@@ -96,9 +97,11 @@ result<std::string> write_task(self_ptr self, const pipeline::stage_def& def,
   return base + ".json";
 }
 
-void finish(self_ptr self, msg::FinalState state, std::string reason);
+void finish(self_ptr self, msg::FinalState state, std::string reason,
+            const pipeline::journaled_transition* last = nullptr);
 
-/// Starts the next attempt of `stage` in its own thread.
+/// Starts the next attempt of `stage` in its own thread, once the journal
+/// has it: an attempt that kport never recorded never ran.
 void launch(self_ptr self, const std::string& stage) {
   auto& st = self->state;
   auto* def = st.env->cfg->pipeline->find(stage);
@@ -106,14 +109,12 @@ void launch(self_ptr self, const std::string& stage) {
   st.stage = stage;
   st.attempt = st.progress.attempts_of(stage);
   ++st.seq;
-  // Journal first: a crash from here on counts this attempt as used.
-  if (st.env->journal)
-    if (auto r =
-            st.env->journal->attempt_started(st.job, st.seq, stage, st.attempt);
-        !r) {
-      finish(self, msg::FinalState::BLOCKED, r.err().message);
-      return;
-    }
+  if (auto r = st.env->journal->attempt_started(st.job,
+                                                {st.seq, st.stage, st.attempt});
+      !r) {
+    finish(self, msg::FinalState::BLOCKED, r.err().message);
+    return;
+  }
   auto dir = fs::path{st.job_dir} /
              fmt::format("{:02}-{}-{}", st.seq, stage, st.attempt);
   std::error_code ec;
@@ -185,13 +186,32 @@ void publish_state(self_ptr self) {
   self->send(st.supervisor, pack<msg::JobState>(js));
 }
 
-void finish(self_ptr self, msg::FinalState state, std::string reason) {
+std::unique_ptr<msg::TransitionT>
+transition_message(const pipeline::journaled_transition& t) {
+  auto m = std::make_unique<msg::TransitionT>();
+  m->seq = t.seq;
+  m->stage = t.stage;
+  m->attempt = t.attempt;
+  m->verdict = t.verdict;
+  m->qualifier = std::make_unique<msg::Qualifier>(pipeline::to_message(t.qual));
+  m->next = t.next.stage;
+  m->final = t.next.final;
+  m->reason = t.reason;
+  return m;
+}
+
+void finish(self_ptr self, msg::FinalState state, std::string reason,
+            const pipeline::journaled_transition* last) {
   auto& st = self->state;
   if (st.done)
     return;
   st.done = true;
   if (st.cancel)
     st.cancel->cancel();
+  if (last) {
+    st.history.push_back(transition_message(*last));
+    publish_state(self);
+  }
   msg::FinalVerdictT v;
   v.job = st.job;
   v.operator_ = st.spec->op;
@@ -224,9 +244,21 @@ void finish(self_ptr self, msg::FinalState state, std::string reason) {
   v.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                            st.started)
                  .count();
-  flatbuffers::FlatBufferBuilder fbb;
-  msg::FinishFinalVerdictBuffer(fbb, msg::FinalVerdict::Pack(fbb, &v));
-  auto bin = binary_of(fbb);
+  auto pack_verdict = [&] {
+    flatbuffers::FlatBufferBuilder fbb;
+    msg::FinishFinalVerdictBuffer(fbb, msg::FinalVerdict::Pack(fbb, &v));
+    return binary_of(fbb);
+  };
+  auto bin = pack_verdict();
+  // The journal first: a verdict.json the journal does not have would be
+  // a second final verdict after a resume.
+  if (auto r =
+          st.env->journal->job_finished(st.job, last, state, v.reason, bin);
+      !r) {
+    v.reason +=
+        fmt::format(" (the journal could not record it: {})", r.err().message);
+    bin = pack_verdict();
+  }
   if (auto r = evidence::store_artifact(
           (fs::path{st.job_dir} / "verdict").string(), "verdict", bin);
       !r)
@@ -255,31 +287,69 @@ void on_outcome(self_ptr self, const msg::StageOutcome& out) {
     if (def->is_gate())
       st.last_gate_report = artifact;
     else if (def->type->diagnoses)
-      st.last_diagnosis =
-          artifact.substr(0, artifact.size() - 5) + ".bin"; // result.bin
+      st.last_diagnosis = artifact;
   }
   auto r = pipeline::next_stage(*st.env->cfg->pipeline, o, st.progress);
+  pipeline::journaled_transition t;
+  t.seq = st.seq;
+  t.stage = o.stage;
+  t.attempt = o.attempt;
+  t.verdict = o.verdict;
+  t.qual = o.qual;
+  t.next = r.next;
+  t.reason = o.reason.empty() ? r.reason : o.reason;
+  t.artifact = artifact;
+  st.previous_stage = o.stage;
+  if (r.final()) {
+    // The last transition and the final state: one journal transaction.
+    finish(self, r.next.final, r.reason, &t);
+    return;
+  }
+  if (auto jr = st.env->journal->transition(st.job, t); !jr) {
+    finish(self, msg::FinalState::BLOCKED, jr.err().message);
+    return;
+  }
   if (r.repair_cycle)
     ++st.progress.repair_cycles;
-  auto t = std::make_unique<msg::TransitionT>();
-  t->seq = st.seq;
-  t->stage = o.stage;
-  t->attempt = o.attempt;
-  t->verdict = o.verdict;
-  t->qualifier = std::make_unique<msg::Qualifier>(pipeline::to_message(o.qual));
-  t->next = r.next.stage;
-  t->final = r.next.final;
-  t->reason = o.reason.empty() ? r.reason : o.reason;
-  st.history.push_back(std::move(t));
-  st.previous_stage = o.stage;
+  st.history.push_back(transition_message(t));
   publish_state(self);
-  if (r.final())
-    finish(self, r.next.final, r.reason);
-  else
-    launch(self, r.next.stage);
+  launch(self, r.next.stage);
+}
+
+/// An attempt the journal says started and never ended: it ends
+/// AGENT_ERROR (counted against its stage's cap), and routes as one.
+void end_interrupted(self_ptr self, const pipeline::started_attempt& a) {
+  auto& st = self->state;
+  st.stage = a.stage;
+  st.attempt = a.attempt;
+  msg::StageOutcomeT out;
+  out.job = st.job;
+  out.stage = a.stage;
+  out.attempt = a.attempt;
+  out.verdict = msg::Verdict::AGENT_ERROR;
+  out.reason = "interrupted: kport stopped during this attempt; the stage "
+               "runs again as a new attempt";
+  auto m = pack<msg::StageOutcome>(out);
+  on_outcome(self, *m.get());
 }
 
 } // namespace
+
+result<std::shared_ptr<job_resume>>
+resume_from_journal(evidence::journal& journal,
+                    const pipeline::pipeline_table& table,
+                    const std::string& job) {
+  auto out = std::make_shared<job_resume>();
+  auto h = journal.history(job, table);
+  if (!h)
+    return std::move(h).err();
+  out->history = std::move(*h);
+  auto r = pipeline::replay(table, out->history);
+  if (!r)
+    return std::move(r).err();
+  out->replayed = std::move(*r);
+  return out;
+}
 
 caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
                          std::shared_ptr<const port_spec> spec,
@@ -297,9 +367,15 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
   st.reference_out = (fs::path{st.job_dir} / "reference-build").string();
   st.started = std::chrono::steady_clock::now();
   if (resume) {
-    st.progress = resume->progress;
-    st.history = std::move(resume->history);
-    st.seq = static_cast<int>(st.history.size());
+    auto& r = resume->replayed;
+    st.progress = r.progress;
+    st.seq = r.seq;
+    st.latest = r.latest;
+    st.last_diagnosis = r.last_diagnosis;
+    st.last_gate_report = r.last_gate_report;
+    st.previous_stage = r.previous_stage;
+    for (auto& t : resume->history.transitions)
+      st.history.push_back(transition_message(t));
   }
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
@@ -334,11 +410,12 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
                         fs::copy_options::overwrite_existing, ec);
         self->delayed_send(self, st.env->cfg->pipeline->job_deadline,
                            deadline_atom_v, 0);
-        if (resume && resume->final != msg::FinalState::RUNNING) {
-          finish(self, resume->final, resume->final_reason);
-          return;
-        }
-        launch(self, resume ? resume->next : st.env->cfg->pipeline->first);
+        if (!resume)
+          launch(self, st.env->cfg->pipeline->first);
+        else if (resume->replayed.interrupted)
+          end_interrupted(self, *resume->replayed.interrupted);
+        else
+          launch(self, resume->replayed.next);
       },
       [=](const stage_outcome_msg& m) { on_outcome(self, *m.get()); },
       [=](deadline_atom, int seq) {

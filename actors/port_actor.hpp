@@ -2,13 +2,26 @@
 
 #include "actors/actor_messages.hpp"
 #include "messages/task_generated.h"
-#include "pipeline/routing.hpp"
+#include "pipeline/replay.hpp"
 
 #include <chrono>
 #include <optional>
 #include <string>
 
 namespace kport::actors {
+
+/// Where a job resumes (after its port actor was restarted, or kport was):
+/// its journaled history and what pipeline::replay() made of it.
+struct job_resume {
+  pipeline::job_history history;
+  pipeline::replayed_job replayed;
+};
+
+/// Reads a job's history from the journal and replays it.
+result<std::shared_ptr<job_resume>>
+resume_from_journal(evidence::journal& journal,
+                    const pipeline::pipeline_table& table,
+                    const std::string& job);
 
 /// One job's state: what it has used, where its evidence goes, what runs.
 struct port_state {
@@ -23,7 +36,7 @@ struct port_state {
   std::vector<std::unique_ptr<msg::TransitionT>> history;
   /// stage -> (artifact path, attempt that wrote it)
   std::map<std::string, std::pair<std::string, int>> latest;
-  std::string last_diagnosis;   ///< result.bin of the diagnosis that routed
+  std::string last_diagnosis;   ///< result.json of the diagnosis that routed
   std::string last_gate_report; ///< report.json of the gate that failed
   std::string previous_stage;
   // The attempt in flight.

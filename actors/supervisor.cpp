@@ -58,14 +58,43 @@ void end_without_port(self_ptr self, const std::string& job,
   v.operator_ = e.spec->op;
   v.state = state;
   v.reason = std::move(reason);
-  for (auto& t : e.history)
-    v.history.push_back(std::make_unique<msg::TransitionT>(*t));
   auto dir = fs::path{self->state.env->runs_dir} / job;
   v.evidence = dir.string();
-  flatbuffers::FlatBufferBuilder fbb;
-  msg::FinishFinalVerdictBuffer(fbb, msg::FinalVerdict::Pack(fbb, &v));
-  std::string bin{reinterpret_cast<const char*>(fbb.GetBufferPointer()),
-                  fbb.GetSize()};
+  auto& journal = *self->state.env->journal;
+  if (auto h = journal.history(job, *self->state.env->cfg->pipeline)) {
+    for (auto& t : h->transitions) {
+      auto m = std::make_unique<msg::TransitionT>();
+      m->seq = t.seq;
+      m->stage = t.stage;
+      m->attempt = t.attempt;
+      m->verdict = t.verdict;
+      m->qualifier =
+          std::make_unique<msg::Qualifier>(pipeline::to_message(t.qual));
+      m->next = t.next.stage;
+      m->final = t.next.final;
+      m->reason = t.reason;
+      v.history.push_back(std::move(m));
+    }
+    if (auto r = pipeline::replay(*self->state.env->cfg->pipeline, *h))
+      for (auto& [stage, n] : r->progress.attempts) {
+        auto a = std::make_unique<msg::StageAttemptsT>();
+        a->stage = stage;
+        a->attempts = n;
+        v.attempts.push_back(std::move(a));
+      }
+  }
+  auto pack_verdict = [&] {
+    flatbuffers::FlatBufferBuilder fbb;
+    msg::FinishFinalVerdictBuffer(fbb, msg::FinalVerdict::Pack(fbb, &v));
+    return std::string{reinterpret_cast<const char*>(fbb.GetBufferPointer()),
+                       fbb.GetSize()};
+  };
+  auto bin = pack_verdict();
+  if (auto r = journal.job_finished(job, nullptr, state, v.reason, bin); !r) {
+    v.reason +=
+        fmt::format(" (the journal could not record it: {})", r.err().message);
+    bin = pack_verdict();
+  }
   if (auto r =
           evidence::store_artifact((dir / "verdict").string(), "verdict", bin);
       !r)
@@ -78,11 +107,9 @@ void end_without_port(self_ptr self, const std::string& job,
 
 supervisor_actor::behavior_type
 supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
-           job_environment_ptr env,
-           std::shared_ptr<evidence::journal> journal) {
+           job_environment_ptr env) {
   self->state.env = std::move(env);
-  self->state.journal = journal;
-  auto* jr = journal.get(); // lives as long as the state that holds it
+  auto* jr = self->state.env->journal.get(); // lives as long as env
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
     for (auto& [job, e] : st.jobs) {
@@ -90,16 +117,25 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
         continue;
       e.port = caf::actor{};
       auto why = self->system().render(dm.reason);
-      if (e.restarts < max_restarts && !e.next.empty()) {
+      // Where the job stands is what the journal says, nothing else.
+      auto resume = resume_from_journal(*jr, *st.env->cfg->pipeline, job);
+      if (resume && (*resume)->replayed.final) {
+        // It ended (journaled) and the port stopped before it said so.
+        if (auto bin = jr->final_verdict(job))
+          self->send(self, final_verdict_msg{
+                               std::vector<char>(bin->begin(), bin->end())});
+        return;
+      }
+      if (resume && e.restarts < max_restarts) {
         ++e.restarts;
-        spdlog::warn("{}: port actor stopped ({}); restart {} of {} at {}", job,
-                     why, e.restarts, max_restarts, e.next);
-        auto resume = std::make_shared<job_resume>();
-        resume->progress = e.progress;
-        for (auto& t : e.history)
-          resume->history.push_back(std::make_unique<msg::TransitionT>(*t));
-        resume->next = e.next;
-        spawn_port(self, job, std::move(resume));
+        spdlog::warn("{}: port actor stopped ({}); restart {} of {}", job, why,
+                     e.restarts, max_restarts);
+        spawn_port(self, job, std::move(*resume));
+      } else if (!resume) {
+        end_without_port(self, job, msg::FinalState::REJECTED,
+                         fmt::format("internal: the port actor stopped ({}) "
+                                     "and its journal cannot be replayed: {}",
+                                     why, resume.err().message));
       } else {
         end_without_port(self, job, msg::FinalState::REJECTED,
                          fmt::format("internal: the port actor stopped ({}) "
@@ -121,24 +157,50 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
                               "again when some have finished",
                               st.running, st.queue.size()),
                   true};
+        if (!req.resume_job.empty()) {
+          auto& job = req.resume_job;
+          if (st.jobs.count(job))
+            return {"", fmt::format("job `{}` is already running", job)};
+          auto resume = resume_from_journal(*jr, *cfg.pipeline, job);
+          if (!resume)
+            return {"", fmt::format("cannot resume job `{}`: {}", job,
+                                    resume.err().message)};
+          if ((*resume)->replayed.final)
+            return {"",
+                    fmt::format(
+                        "job `{}` has already ended {}: nothing "
+                        "to resume",
+                        job, messages::to_string(*(*resume)->replayed.final))};
+          auto& e = st.jobs[job];
+          e.spec = req.spec;
+          e.resume = std::move(*resume);
+          st.queue.push_back(job);
+          admit_queued(self);
+          return {job, "", false};
+        }
         if (!req.job.empty() && st.jobs.count(req.job))
           return {"", fmt::format("job `{}` exists already", req.job), false};
         auto job = req.job.empty() ? new_job_id(self, req.spec->op) : req.job;
+        // Journaled before it is admitted: a job the journal does not have
+        // could not be resumed.
+        if (auto r = jr->job_started(job, req.spec->op, req.spec->path); !r)
+          return {"", r.err().message};
         auto& e = st.jobs[job];
         e.spec = req.spec;
-        if (req.resume) {
-          for (auto& t : req.resume->history)
-            e.history.push_back(std::make_unique<msg::TransitionT>(*t));
-          e.progress = req.resume->progress;
-          e.next = req.resume->next;
-          e.resume = std::move(req.resume);
-        } else if (jr) {
-          if (auto r = jr->job_started(job, req.spec->op, req.spec->path); !r)
-            spdlog::error("{}", r.err().message);
-        }
         st.queue.push_back(job);
         admit_queued(self);
         return {job, "", false};
+      },
+      [=](status_atom) -> caf::result<int, int> {
+        auto& st = self->state;
+        return {st.running, static_cast<int>(st.queue.size())};
+      },
+      [=](reload_atom, config_msg& m) {
+        // Jobs already admitted keep the settings they started with.
+        auto env = std::make_shared<job_environment>(*self->state.env);
+        env->cfg = std::move(m.cfg);
+        self->state.env = std::move(env);
+        admit_queued(self);
       },
       [=](wait_atom, const std::string& job) -> caf::result<final_verdict_msg> {
         auto& st = self->state;
@@ -166,17 +228,6 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
         }
         return true;
       },
-      [=](status_atom) -> caf::result<int, int> {
-        auto& st = self->state;
-        return {st.running, static_cast<int>(st.queue.size())};
-      },
-      [=](reload_atom, config_msg& m) {
-        // Jobs already admitted keep the settings they started with.
-        auto env = std::make_shared<job_environment>(*self->state.env);
-        env->cfg = std::move(m.cfg);
-        self->state.env = std::move(env);
-        admit_queued(self);
-      },
       [=](subscribe_atom, caf::actor who) {
         self->state.subscribers.push_back(std::move(who));
       },
@@ -186,31 +237,7 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
         auto i = st.jobs.find(js->job()->str());
         if (i == st.jobs.end() || !js->last())
           return;
-        auto& e = i->second;
-        auto* t = js->last();
-        e.history.push_back(std::unique_ptr<msg::TransitionT>(t->UnPack()));
-        e.next = t->next() ? t->next()->str() : "";
-        e.progress = pipeline::job_progress{};
-        for (auto* a : *js->attempts())
-          e.progress.attempts[a->stage()->str()] = a->attempts();
-        e.progress.repair_cycles = js->repair_cycles();
-        for (auto& h : e.history) {
-          if (std::find(e.progress.first_visits.begin(),
-                        e.progress.first_visits.end(),
-                        h->stage) == e.progress.first_visits.end())
-            e.progress.first_visits.push_back(h->stage);
-          ++e.progress.runs;
-        }
-        if (jr)
-          if (auto r = jr->transition(
-                  {js->job()->str(), t->seq(), t->stage()->str(), t->attempt(),
-                   std::string{messages::to_string(t->verdict())},
-                   pipeline::to_string(pipeline::from_message(t->qualifier())),
-                   e.next.empty() ? std::string{messages::to_string(t->final())}
-                                  : e.next,
-                   t->reason() ? t->reason()->str() : ""});
-              !r)
-            spdlog::error("{}", r.err().message);
+        // The port actor journaled it before it sent it.
         notify(self, caf::make_message(m));
       },
       [=](const final_verdict_msg& m) {
@@ -222,12 +249,6 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
         auto& e = i->second;
         e.final = m;
         e.port = caf::actor{};
-        if (jr)
-          if (auto r = jr->job_finished(v->job()->str(),
-                                        msg::EnumNameFinalState(v->state()),
-                                        v->reason()->str());
-              !r)
-            spdlog::error("{}", r.err().message);
         for (auto& w : e.waiters)
           w.deliver(m);
         e.waiters.clear();

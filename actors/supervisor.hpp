@@ -10,8 +10,9 @@
 
 namespace kport::actors {
 
-/// The supervisor: admits jobs, answers waits and cancels, feeds the
-/// journal and subscribers.
+/// The supervisor: admits jobs (new ones, and journaled ones to resume),
+/// answers waits and cancels, restarts port actors from the journal, feeds
+/// subscribers.
 using supervisor_actor = caf::typed_actor<
     caf::replies_to<submit_atom, job_request>::with<submit_reply>,
     caf::replies_to<wait_atom, std::string>::with<final_verdict_msg>,
@@ -27,12 +28,10 @@ struct job_entry {
   caf::actor port;
   std::optional<final_verdict_msg> final;
   std::vector<caf::typed_response_promise<final_verdict_msg>> waiters;
-  std::vector<std::unique_ptr<msg::TransitionT>> history;
-  pipeline::job_progress progress;
-  std::string next; ///< the stage after its last transition; "" once ended
+  /// A journaled job to go on with when admitted (kport run --resume).
+  std::shared_ptr<job_resume> resume;
   int restarts = 0;
-  std::shared_ptr<job_resume> resume; ///< recovery: where it starts
-  job_environment_ptr env;            ///< the settings it was admitted with
+  job_environment_ptr env; ///< the settings it was admitted with
 };
 
 /// The supervisor's state: jobs, the admission queue, the journal.
@@ -42,7 +41,6 @@ struct supervisor_state {
   std::deque<std::string> queue;
   int running = 0;
   int next_id = 1;
-  std::shared_ptr<evidence::journal> journal; ///< null when disabled
   std::vector<caf::actor> subscribers;
   static inline const char* name = "supervisor";
 };
@@ -52,6 +50,6 @@ inline constexpr int max_restarts = 2;
 
 supervisor_actor::behavior_type
 supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
-           job_environment_ptr env, std::shared_ptr<evidence::journal> journal);
+           job_environment_ptr env);
 
 } // namespace kport::actors

@@ -179,8 +179,13 @@ int main(int argc, char** argv) {
   kport::cli::run_options run;
   auto* run_cmd = app.add_subcommand("run", "Run port jobs, all at once");
   run_cmd->add_option("specs", run.specs, "Port spec files (TOML)")
-      ->required()
       ->check(CLI::ExistingFile);
+  run_cmd->add_flag("--resume", run.resume,
+                    "Finish every job of --runs-dir's journal that has no "
+                    "final state (after kport was killed), instead of "
+                    "starting new ones: a stage that was running runs again "
+                    "as a new attempt, attempts already used count against "
+                    "the caps");
   run_cmd->add_option("--runs-dir", run.runs_dir,
                       "Where evidence bundles go (default: runtime.runs_dir)");
   run_cmd->add_option("--jobs", run.jobs, "Jobs running at once")

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fmt/format.h>
 #include <map>
 #include <mutex>
@@ -163,6 +164,22 @@ std::string summary_json(const std::vector<job_result>& results,
 }
 
 int run_command(const run_options& opts) {
+  if (opts.resume && !opts.specs.empty()) {
+    std::fprintf(stderr, "kport run: --resume takes no spec: it finishes the "
+                         "jobs of --runs-dir's journal; run new specs "
+                         "without --resume\n");
+    return 2;
+  }
+  if (opts.resume && !opts.expect.empty()) {
+    std::fprintf(stderr, "kport run: --expect does not combine with "
+                         "--resume\n");
+    return 2;
+  }
+  if (!opts.resume && opts.specs.empty()) {
+    std::fprintf(stderr, "kport run: give at least one spec file, or "
+                         "--resume to finish the jobs of --runs-dir\n");
+    return 2;
+  }
   auto cfg = load_config(opts.configs);
   if (!cfg) {
     std::fprintf(stderr, "kport: %s\n", cfg.err().message.c_str());
@@ -201,6 +218,25 @@ int run_command(const run_options& opts) {
     }
     specs.push_back(std::move(*spec));
   }
+  if (opts.resume) {
+    // Before engine::start, which would create an empty journal.
+    auto journal =
+        std::filesystem::path{cfg->runtime.runs_dir} / "journal.sqlite";
+    if (!cfg->runtime.journal) {
+      std::fprintf(stderr, "kport run --resume: runtime.journal is false in "
+                           "the config: there is no journal to resume "
+                           "from\n");
+      return 2;
+    }
+    if (!std::filesystem::exists(journal)) {
+      std::fprintf(stderr,
+                   "kport run --resume: `%s` does not exist: nothing to "
+                   "resume (give --runs-dir the folder `kport run` wrote "
+                   "to)\n",
+                   journal.string().c_str());
+      return 2;
+    }
+  }
   auto engine = engine::start(std::move(*cfg));
   if (!engine) {
     std::fprintf(stderr, "kport: %s\n", engine.err().message.c_str());
@@ -215,6 +251,23 @@ int run_command(const run_options& opts) {
   }
   auto started = std::chrono::steady_clock::now();
   std::vector<std::string> jobs;
+  if (opts.resume) {
+    auto resumed = (*engine)->resume();
+    if (!resumed) {
+      std::fprintf(stderr, "kport run --resume: %s\n",
+                   resumed.err().message.c_str());
+      return exit_status(resumed.err());
+    }
+    jobs = std::move(*resumed);
+    if (live)
+      for (auto& job : jobs)
+        live->add(job);
+    if (jobs.empty())
+      std::fprintf(stderr,
+                   "kport run --resume: every job of `%s` has a "
+                   "final state: nothing to resume\n",
+                   (*engine)->config().runtime.runs_dir.c_str());
+  }
   for (auto& spec : specs) {
     auto job = (*engine)->submit(std::move(spec));
     if (!job) {

@@ -16,6 +16,8 @@ struct run_options {
   bool json = false;
   /// An expectation file: exit 0 only when every job ends as it says.
   std::string expect;
+  /// Finish the unfinished jobs of runs_dir's journal instead of `specs`.
+  bool resume = false;
 };
 
 /// `kport run`: loads every spec first (nothing starts on a bad one),

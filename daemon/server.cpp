@@ -4,6 +4,7 @@
 #include "daemon/frames.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/orphans.hpp"
+#include "evidence/artifact_store.hpp"
 #include "evidence/journal.hpp"
 #include "kport/engine.hpp"
 
@@ -530,8 +531,18 @@ void server::recover() {
     for (auto& j : *all) {
       auto& v = jobs_[j.job];
       v.op = j.op;
-      if (!j.state.empty())
-        v.state = j.state, v.reason = j.reason;
+      if (j.state.empty())
+        continue;
+      v.state = j.state, v.reason = j.reason;
+      // Ended in the journal, which commits first: a crash may have come
+      // before verdict.json was written (as engine::resume() does).
+      auto dir = fs::path{cfg_.runtime.runs_dir} / j.job;
+      if (!fs::exists(dir / "verdict.json"))
+        if (auto bin = journal_->final_verdict(j.job); bin && !bin->empty())
+          if (auto r = evidence::store_artifact((dir / "verdict").string(),
+                                                "verdict", *bin);
+              !r)
+            spdlog::error("{}: {}", j.job, r.err().message);
     }
   if (auto n = journal_->submission_count())
     next_job_ = *n;

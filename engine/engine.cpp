@@ -3,10 +3,10 @@
 #include "actors/actor_messages.hpp"
 #include "actors/device_actor.hpp"
 #include "actors/device_pool.hpp"
-#include "actors/resume.hpp"
 #include "actors/supervisor.hpp"
 #include "core/atomic_file.hpp"
 #include "devices/cuda_probe.hpp"
+#include "evidence/artifact_store.hpp"
 #include "evidence/verdict_file.hpp"
 #include "messages/stage_table.hpp"
 
@@ -103,12 +103,10 @@ struct engine::impl {
   std::vector<caf::actor> subscribers;
   std::string inject;
   std::string backend;
+  std::shared_ptr<evidence::journal> journal;
   std::mutex mtx;
   std::set<std::string> jobs;
-  std::shared_ptr<evidence::journal> journal;
   bool stopped = false;
-
-  result<std::string> admit(actors::job_request req);
 };
 
 engine::engine(std::unique_ptr<impl> p)
@@ -131,13 +129,13 @@ result<std::unique_ptr<engine>> engine::start(engine_config cfg,
   cfg.runtime.runs_dir = runs.string();
   spdlog::set_level(spdlog::level::from_str(cfg.runtime.log_level));
   core::set_durable_writes(cfg.runtime.fsync);
-  std::shared_ptr<evidence::journal> jr;
-  if (cfg.runtime.journal) {
-    auto j = evidence::journal::open((runs / "journal.sqlite").string());
-    if (!j)
-      return std::move(j).err();
-    jr = std::move(*j);
-  }
+  // Every decision goes through the journal; without runtime.journal it
+  // lives in memory and dies with this engine.
+  auto j = evidence::journal::open(
+      cfg.runtime.journal ? (runs / "journal.sqlite").string() : ":memory:");
+  if (!j)
+    return std::move(j).err();
+  p->journal = std::move(*j);
   p->inject =
       opts.inject_path.empty() ? find_inject_library() : opts.inject_path;
   p->cfg = std::make_shared<const engine_config>(std::move(cfg));
@@ -174,10 +172,8 @@ result<std::unique_ptr<engine>> engine::start(engine_config cfg,
   env->agents = p->agents;
   env->inject_path = p->inject;
   env->runs_dir = p->cfg->runtime.runs_dir;
-  env->journal = jr;
-  p->journal = jr;
-  p->sup =
-      p->sys->spawn(actors::supervisor, actors::job_environment_ptr{env}, jr);
+  env->journal = p->journal;
+  p->sup = p->sys->spawn(actors::supervisor, actors::job_environment_ptr{env});
   return std::unique_ptr<engine>(new engine(std::move(p)));
 }
 
@@ -190,34 +186,65 @@ error stopped_error() {
 
 } // namespace
 
+namespace {
+
+/// A submit to the supervisor (new or resumed job); `Impl` is engine's
+/// private impl, deduced.
+template<class Impl>
+result<std::string> submit_request(Impl& impl, actors::job_request req) {
+  caf::scoped_actor self{*impl.sys};
+  result<std::string> out = fail(error_code::internal, "no reply");
+  self->request(impl.sup, caf::infinite, actors::submit_atom_v, std::move(req))
+      .receive(
+          [&](actors::submit_reply& r) {
+            if (r.error.empty())
+              out = r.job;
+            else
+              out = fail(r.busy ? error_code::busy : error_code::internal,
+                         r.error);
+          },
+          [&](caf::error& e) {
+            out = fail(error_code::internal, impl.sys->render(e));
+          });
+  if (out) {
+    std::lock_guard guard{impl.mtx};
+    impl.jobs.insert(*out);
+  }
+  return out;
+}
+
+} // namespace
+
 result<std::string> engine::submit(port_spec spec) {
-  return impl_->admit(
-      {std::make_shared<const port_spec>(std::move(spec)), "", nullptr});
+  if (!impl_->sys)
+    return stopped_error();
+  return submit_request(
+      *impl_, actors::job_request{
+                  std::make_shared<const port_spec>(std::move(spec)), ""});
 }
 
 result<std::string> engine::submit(port_spec spec, const std::string& job) {
+  if (!impl_->sys)
+    return stopped_error();
   if (job.empty())
     return fail(error_code::usage, "a job id must not be empty");
-  return impl_->admit(
-      {std::make_shared<const port_spec>(std::move(spec)), job, nullptr});
+  actors::job_request req{std::make_shared<const port_spec>(std::move(spec)),
+                          ""};
+  req.job = job;
+  return submit_request(*impl_, std::move(req));
 }
 
 result<std::string> engine::resume(port_spec spec, const std::string& job) {
-  if (!impl_->journal)
-    return fail(error_code::not_found,
-                "the journal is off (runtime.journal): nothing to resume");
-  auto steps = impl_->journal->transitions(job);
-  if (!steps)
-    return std::move(steps).err();
-  auto starts = impl_->journal->attempt_starts(job);
-  if (!starts)
-    return std::move(starts).err();
-  if (steps->empty() && starts->empty())
+  if (!impl_->sys)
+    return stopped_error();
+  auto state = impl_->journal->final_state(job);
+  if (!state && state.err().code == error_code::not_found)
     return submit(std::move(spec), job);
-  auto resume =
-      actors::resume_from_journal(*impl_->cfg->pipeline, *steps, *starts);
-  return impl_->admit({std::make_shared<const port_spec>(std::move(spec)), job,
-                       std::move(resume)});
+  if (!state)
+    return std::move(state).err();
+  return submit_request(
+      *impl_, actors::job_request{
+                  std::make_shared<const port_spec>(std::move(spec)), job});
 }
 
 engine_load engine::load() {
@@ -241,8 +268,7 @@ std::vector<std::string> engine::reload(engine_config cfg) {
     if (changed)
       fixed.push_back(fmt::format("{} changed: it takes a restart", key));
   };
-  note(old.runtime.runs_dir != cfg.runtime.runs_dir &&
-           fs::absolute(cfg.runtime.runs_dir).string() != old.runtime.runs_dir,
+  note(fs::absolute(cfg.runtime.runs_dir).string() != old.runtime.runs_dir,
        "runtime.runs_dir");
   note(old.runtime.threads != cfg.runtime.threads, "runtime.threads");
   note(old.runtime.journal != cfg.runtime.journal, "runtime.journal");
@@ -254,6 +280,7 @@ std::vector<std::string> engine::reload(engine_config cfg) {
   note(old.devices.queue_limit != cfg.devices.queue_limit,
        "devices.queue_limit");
   cfg.runtime.runs_dir = old.runtime.runs_dir;
+  cfg.runtime.journal = old.runtime.journal;
   spdlog::set_level(spdlog::level::from_str(cfg.runtime.log_level));
   core::set_durable_writes(cfg.runtime.fsync);
   auto next = std::make_shared<const engine_config>(std::move(cfg));
@@ -263,28 +290,50 @@ std::vector<std::string> engine::reload(engine_config cfg) {
   return fixed;
 }
 
-result<std::string> engine::impl::admit(actors::job_request req) {
-  if (!sys)
+result<std::vector<std::string>> engine::resume() {
+  if (!impl_->sys)
     return stopped_error();
-  auto* impl_ = this;
-  caf::scoped_actor self{*impl_->sys};
-  result<std::string> out = fail(error_code::internal, "no reply");
-  self->request(impl_->sup, caf::infinite, actors::submit_atom_v,
-                std::move(req))
-      .receive(
-          [&](actors::submit_reply& r) {
-            if (r.error.empty())
-              out = r.job;
-            else
-              out = fail(r.busy ? error_code::busy : error_code::internal,
-                         r.error);
-          },
-          [&](caf::error& e) {
-            out = fail(error_code::internal, impl_->sys->render(e));
-          });
-  if (out) {
-    std::lock_guard guard{impl_->mtx};
-    impl_->jobs.insert(*out);
+  auto& cfg = *impl_->cfg;
+  if (!cfg.runtime.journal)
+    return fail(error_code::config,
+                "runtime.journal is false: there is no journal to resume "
+                "from");
+  auto jobs = impl_->journal->jobs();
+  if (!jobs)
+    return std::move(jobs).err();
+  // Every spec first: a job that cannot go on stops the resume before any
+  // job starts, as a bad spec stops `kport run`.
+  std::vector<std::pair<std::string, port_spec>> todo;
+  for (auto& j : *jobs) {
+    if (!j.state.empty()) {
+      // Ended in the journal; its verdict.json may not have been written.
+      auto path = fs::path{cfg.runtime.runs_dir} / j.job / "verdict.json";
+      if (!fs::exists(path))
+        if (auto bin = impl_->journal->final_verdict(j.job);
+            bin && !bin->empty())
+          if (auto r = evidence::store_artifact(
+                  (fs::path{cfg.runtime.runs_dir} / j.job / "verdict").string(),
+                  "verdict", *bin);
+              !r)
+            return std::move(r).err();
+      continue;
+    }
+    auto spec = load_port_spec(j.spec, cfg);
+    if (!spec)
+      return fail(spec.err().code,
+                  fmt::format("cannot resume job `{}`: {} (its spec must be "
+                              "where it was when the job started)",
+                              j.job, spec.err().message));
+    todo.emplace_back(j.job, std::move(*spec));
+  }
+  std::vector<std::string> out;
+  for (auto& [job, spec] : todo) {
+    auto id = submit_request(
+        *impl_, actors::job_request{
+                    std::make_shared<const port_spec>(std::move(spec)), job});
+    if (!id)
+      return std::move(id).err();
+    out.push_back(*id);
   }
   return out;
 }

@@ -28,6 +28,12 @@ public:
                       SQLITE_TRANSIENT);
     return *this;
   }
+  statement& bind(int i, std::string_view s) { return bind(i, std::string{s}); }
+  statement& bind_blob(int i, const std::string& s) {
+    sqlite3_bind_blob(stmt_, i, s.data(), static_cast<int>(s.size()),
+                      SQLITE_TRANSIENT);
+    return *this;
+  }
   statement& bind(int i, int v) {
     sqlite3_bind_int(stmt_, i, v);
     return *this;
@@ -40,6 +46,12 @@ public:
   std::string text(int col) {
     auto* p = sqlite3_column_text(stmt_, col);
     return p ? reinterpret_cast<const char*>(p) : "";
+  }
+  std::string blob(int col) {
+    auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+    return p ? std::string(p, static_cast<std::size_t>(
+                                  sqlite3_column_bytes(stmt_, col)))
+             : std::string{};
   }
   int integer(int col) { return sqlite3_column_int(stmt_, col); }
   std::int64_t int64(int col) { return sqlite3_column_int64(stmt_, col); }
@@ -57,6 +69,18 @@ private:
 error db_error(sqlite3* db, std::string_view what) {
   return fail(error_code::io,
               fmt::format("journal: {}: {}", what, sqlite3_errmsg(db)));
+}
+
+std::string target_text(const pipeline::route_target& t) {
+  return t.is_final() ? std::string{messages::to_string(t.final)} : t.stage;
+}
+
+std::optional<msg::FinalState> final_named(std::string_view s) {
+  for (auto f : {msg::FinalState::ACCEPTED, msg::FinalState::REJECTED,
+                 msg::FinalState::BLOCKED, msg::FinalState::CANCELLED})
+    if (messages::to_string(f) == s)
+      return f;
+  return std::nullopt;
 }
 
 } // namespace
@@ -86,12 +110,12 @@ result<std::unique_ptr<journal>> journal::open(const std::string& path) {
         "INTEGER, stage TEXT, attempt INTEGER, verdict TEXT, "
         "qualifier TEXT, next TEXT, reason TEXT, at REAL, "
         "PRIMARY KEY (job, seq))",
+        "CREATE TABLE IF NOT EXISTS attempts (job TEXT, seq "
+        "INTEGER, stage TEXT, attempt INTEGER, started REAL, "
+        "PRIMARY KEY (job, seq))",
         // The daemon's tables. Events are written by triggers, in
         // the same statement as what they report, so the feed a
         // `kport watch` reads can never miss a committed step.
-        "CREATE TABLE IF NOT EXISTS attempts (job TEXT, seq "
-        "INTEGER, stage TEXT, attempt INTEGER, at REAL, "
-        "PRIMARY KEY (job, seq, stage, attempt))",
         "CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY "
         "KEY AUTOINCREMENT, job TEXT, kind TEXT, stage TEXT, "
         "attempt INTEGER, verdict TEXT, next TEXT, reason TEXT, "
@@ -100,7 +124,8 @@ result<std::unique_ptr<journal>> journal::open(const std::string& path) {
         "CREATE TRIGGER IF NOT EXISTS attempt_event AFTER INSERT ON "
         "attempts BEGIN INSERT INTO events (job, kind, stage, "
         "attempt, verdict, next, reason, at) VALUES (NEW.job, "
-        "'start', NEW.stage, NEW.attempt, '', '', '', NEW.at); END",
+        "'start', NEW.stage, NEW.attempt, '', '', '', "
+        "NEW.started); END",
         "CREATE TRIGGER IF NOT EXISTS transition_event AFTER INSERT "
         "ON transitions BEGIN INSERT INTO events (job, kind, stage, "
         "attempt, verdict, next, reason, at) VALUES (NEW.job, "
@@ -119,6 +144,12 @@ result<std::unique_ptr<journal>> journal::open(const std::string& path) {
         "PRIMARY KEY, start_ticks INTEGER, owner INTEGER)"})
     if (auto r = j->exec(sql); !r)
       return std::move(r).err();
+  // Journals written before the journal became the source of truth lack
+  // these columns.
+  if (auto r = j->add_column("transitions", "artifact", "TEXT"); !r)
+    return std::move(r).err();
+  if (auto r = j->add_column("jobs", "verdict", "BLOB"); !r)
+    return std::move(r).err();
   return j;
 }
 
@@ -136,8 +167,23 @@ result<void> journal::exec(const std::string& sql) {
   return {};
 }
 
+result<void> journal::add_column(const char* table, const char* column,
+                                 const char* type) {
+  statement s{db_, fmt::format("SELECT 1 FROM pragma_table_info('{}') WHERE "
+                               "name = '{}'",
+                               table, column)
+                       .c_str()};
+  if (!s.ok())
+    return db_error(db_, "reading the journal's columns");
+  if (s.step() == SQLITE_ROW)
+    return {};
+  return exec(
+      fmt::format("ALTER TABLE {} ADD COLUMN {} {}", table, column, type));
+}
+
 result<void> journal::job_started(const std::string& job, const std::string& op,
                                   const std::string& spec_path) {
+  std::lock_guard guard{mtx_};
   statement s{db_, "INSERT OR REPLACE INTO jobs (job, operator, spec, state, "
                    "reason, started) VALUES (?, ?, ?, '', '', ?)"};
   if (!s.ok() ||
@@ -147,50 +193,192 @@ result<void> journal::job_started(const std::string& job, const std::string& op,
   return {};
 }
 
-result<void> journal::transition(const journal_transition& t) {
-  statement s{db_, "INSERT OR REPLACE INTO transitions VALUES (?, ?, ?, ?, ?, "
-                   "?, ?, ?, ?)"};
-  if (!s.ok() || s.bind(1, t.job)
+result<void> journal::attempt_started(const std::string& job,
+                                      const pipeline::started_attempt& a) {
+  std::lock_guard guard{mtx_};
+  statement s{db_, "INSERT INTO attempts VALUES (?, ?, ?, ?, ?)"};
+  if (!s.ok() || s.bind(1, job)
+                         .bind(2, a.seq)
+                         .bind(3, a.stage)
+                         .bind(4, a.attempt)
+                         .bind(5, now_s())
+                         .step() != SQLITE_DONE)
+    return db_error(db_, fmt::format("recording the start of {} attempt {}",
+                                     a.stage, a.attempt));
+  return {};
+}
+
+result<void>
+journal::insert_transition(const std::string& job,
+                           const pipeline::journaled_transition& t) {
+  statement s{db_, "INSERT INTO transitions (job, seq, stage, attempt, "
+                   "verdict, qualifier, next, reason, at, artifact) VALUES "
+                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"};
+  if (!s.ok() || s.bind(1, job)
                          .bind(2, t.seq)
                          .bind(3, t.stage)
                          .bind(4, t.attempt)
-                         .bind(5, t.verdict)
-                         .bind(6, t.qualifier)
-                         .bind(7, t.next)
+                         .bind(5, messages::to_string(t.verdict))
+                         .bind(6, pipeline::to_string(t.qual))
+                         .bind(7, target_text(t.next))
                          .bind(8, t.reason)
                          .bind(9, now_s())
+                         .bind(10, t.artifact)
                          .step() != SQLITE_DONE)
-    return db_error(db_, "recording a transition");
+    return db_error(db_, fmt::format("recording how {} attempt {} ended",
+                                     t.stage, t.attempt));
   return {};
+}
+
+result<void> journal::transition(const std::string& job,
+                                 const pipeline::journaled_transition& t) {
+  std::lock_guard guard{mtx_};
+  return insert_transition(job, t);
 }
 
 result<void> journal::job_finished(const std::string& job,
-                                   const std::string& state,
-                                   const std::string& reason) {
-  statement s{db_, "UPDATE jobs SET state = ?, reason = ?, finished = ? WHERE "
-                   "job = ?"};
-  if (!s.ok() ||
-      s.bind(1, state).bind(2, reason).bind(3, now_s()).bind(4, job).step() !=
-          SQLITE_DONE)
-    return db_error(db_, "recording a final state");
+                                   const pipeline::journaled_transition* last,
+                                   msg::FinalState state,
+                                   const std::string& reason,
+                                   const std::string& verdict_bin) {
+  std::lock_guard guard{mtx_};
+  if (auto r = exec("BEGIN IMMEDIATE"); !r)
+    return r;
+  auto rollback = [&](error e) -> result<void> {
+    (void)exec("ROLLBACK"); // the error that made us roll back is the news
+    return e;
+  };
+  // The last transition first: the event feed shows it before the end.
+  if (last)
+    if (auto r = insert_transition(job, *last); !r)
+      return rollback(std::move(r).err());
+  {
+    statement s{db_, "UPDATE jobs SET state = ?, reason = ?, finished = ?, "
+                     "verdict = ? WHERE job = ? AND state = ''"};
+    if (!s.ok() || s.bind(1, messages::to_string(state))
+                           .bind(2, reason)
+                           .bind(3, now_s())
+                           .bind_blob(4, verdict_bin)
+                           .bind(5, job)
+                           .step() != SQLITE_DONE)
+      return rollback(db_error(db_, "recording a final state"));
+    if (sqlite3_changes(db_) != 1)
+      return rollback(
+          fail(error_code::internal,
+               fmt::format("journal: job `{}` has already ended, or was never "
+                           "started: a job ends once",
+                           job)));
+  }
+  if (auto r = exec("COMMIT"); !r)
+    return rollback(std::move(r).err());
   return {};
 }
 
-result<std::vector<journal_transition>>
-journal::transitions(const std::string& job) {
-  statement s{db_, "SELECT job, seq, stage, attempt, verdict, qualifier, next, "
-                   "reason FROM transitions WHERE job = ? ORDER BY seq"};
+result<pipeline::job_history>
+journal::history(const std::string& job,
+                 const pipeline::pipeline_table& table) {
+  std::lock_guard guard{mtx_};
+  pipeline::job_history h;
+  {
+    statement s{db_, "SELECT state, reason FROM jobs WHERE job = ?"};
+    if (!s.ok())
+      return db_error(db_, "reading a job");
+    s.bind(1, job);
+    if (s.step() != SQLITE_ROW)
+      return fail(error_code::not_found,
+                  fmt::format("no job `{}` in the journal", job));
+    if (auto state = s.text(0); !state.empty()) {
+      h.final = final_named(state);
+      if (!h.final)
+        return fail(error_code::internal,
+                    fmt::format("journal: job `{}` ended in `{}`, which is "
+                                "no final state",
+                                job, state));
+      h.final_reason = s.text(1);
+    }
+  }
+  {
+    statement s{db_, "SELECT seq, stage, attempt FROM attempts WHERE job = ? "
+                     "ORDER BY seq"};
+    if (!s.ok())
+      return db_error(db_, "reading attempts");
+    s.bind(1, job);
+    while (s.step() == SQLITE_ROW)
+      h.attempts.push_back({s.integer(0), s.text(1), s.integer(2)});
+  }
+  statement s{db_, "SELECT seq, stage, attempt, verdict, qualifier, next, "
+                   "reason, artifact FROM transitions WHERE job = ? ORDER BY "
+                   "seq"};
   if (!s.ok())
     return db_error(db_, "reading transitions");
   s.bind(1, job);
-  std::vector<journal_transition> out;
+  while (s.step() == SQLITE_ROW) {
+    pipeline::journaled_transition t;
+    t.seq = s.integer(0);
+    t.stage = s.text(1);
+    t.attempt = s.integer(2);
+    auto bad = [&](std::string_view what, const std::string& text) {
+      return fail(error_code::config,
+                  fmt::format("journal: job `{}`, {} attempt {}: {} `{}` is "
+                              "not one the pipeline table knows: resume with "
+                              "the config the job started with",
+                              job, t.stage, t.attempt, what, text));
+    };
+    auto* def = table.find(t.stage);
+    if (!def)
+      return bad("stage", t.stage);
+    auto verdict = s.text(3);
+    auto v = messages::verdict_named(verdict);
+    if (!v)
+      return bad("verdict", verdict);
+    t.verdict = *v;
+    if (auto q = s.text(4); !q.empty()) {
+      auto qual = pipeline::qualifier_named(def->kind(), q);
+      if (!qual)
+        return bad("qualifier", q);
+      t.qual = *qual;
+    }
+    auto next = s.text(5);
+    if (auto f = final_named(next))
+      t.next.final = *f;
+    else if (table.find(next))
+      t.next.stage = next;
+    else
+      return bad("next stage", next);
+    t.reason = s.text(6);
+    t.artifact = s.text(7);
+    h.transitions.push_back(std::move(t));
+  }
+  return h;
+}
+
+result<std::vector<journaled_job>> journal::jobs() {
+  std::lock_guard guard{mtx_};
+  statement s{db_, "SELECT job, operator, spec, state FROM jobs ORDER BY "
+                   "started, rowid"};
+  if (!s.ok())
+    return db_error(db_, "reading jobs");
+  std::vector<journaled_job> out;
   while (s.step() == SQLITE_ROW)
-    out.push_back({s.text(0), s.integer(1), s.text(2), s.integer(3), s.text(4),
-                   s.text(5), s.text(6), s.text(7)});
+    out.push_back({s.text(0), s.text(1), s.text(2), s.text(3)});
   return out;
 }
 
+result<std::string> journal::final_verdict(const std::string& job) {
+  std::lock_guard guard{mtx_};
+  statement s{db_, "SELECT verdict FROM jobs WHERE job = ? AND state != ''"};
+  if (!s.ok())
+    return db_error(db_, "reading a final verdict");
+  s.bind(1, job);
+  if (s.step() != SQLITE_ROW)
+    return fail(
+        error_code::not_found,
+        fmt::format("job `{}` has no final verdict in the journal", job));
+  return s.blob(0);
+}
+
 result<std::string> journal::final_state(const std::string& job) {
+  std::lock_guard guard{mtx_};
   statement s{db_, "SELECT state FROM jobs WHERE job = ?"};
   if (!s.ok())
     return db_error(db_, "reading a job");
@@ -201,23 +389,11 @@ result<std::string> journal::final_state(const std::string& job) {
   return s.text(0);
 }
 
-result<void> journal::attempt_started(const std::string& job, int seq,
-                                      const std::string& stage, int attempt) {
-  statement s{db_, "INSERT OR IGNORE INTO attempts VALUES (?, ?, ?, ?, ?)"};
-  if (!s.ok() || s.bind(1, job)
-                         .bind(2, seq)
-                         .bind(3, stage)
-                         .bind(4, attempt)
-                         .bind(5, now_s())
-                         .step() != SQLITE_DONE)
-    return db_error(db_, "recording an attempt");
-  return {};
-}
-
 result<std::vector<std::pair<std::string, int>>>
 journal::attempt_starts(const std::string& job) {
+  std::lock_guard guard{mtx_};
   statement s{db_, "SELECT stage, attempt FROM attempts WHERE job = ? ORDER "
-                   "BY seq, at"};
+                   "BY seq"};
   if (!s.ok())
     return db_error(db_, "reading attempts");
   s.bind(1, job);
@@ -227,8 +403,23 @@ journal::attempt_starts(const std::string& job) {
   return out;
 }
 
+result<std::vector<std::pair<std::string, int>>>
+journal::transition_steps(const std::string& job) {
+  std::lock_guard guard{mtx_};
+  statement s{db_, "SELECT stage, attempt FROM transitions WHERE job = ? "
+                   "ORDER BY seq"};
+  if (!s.ok())
+    return db_error(db_, "reading transitions");
+  s.bind(1, job);
+  std::vector<std::pair<std::string, int>> out;
+  while (s.step() == SQLITE_ROW)
+    out.emplace_back(s.text(0), s.integer(1));
+  return out;
+}
+
 result<std::vector<journal_event>>
 journal::events_since(std::int64_t from, const std::string& job, int limit) {
+  std::lock_guard guard{mtx_};
   statement s{db_, job.empty()
                        ? "SELECT seq, job, kind, stage, attempt, verdict, "
                          "next, reason, at FROM events WHERE seq >= ? ORDER "
@@ -251,6 +442,7 @@ journal::events_since(std::int64_t from, const std::string& job, int limit) {
 }
 
 result<std::int64_t> journal::last_event_seq() {
+  std::lock_guard guard{mtx_};
   statement s{db_, "SELECT COALESCE(MAX(seq), 0) FROM events"};
   if (!s.ok() || s.step() != SQLITE_ROW)
     return db_error(db_, "reading events");
@@ -259,6 +451,7 @@ result<std::int64_t> journal::last_event_seq() {
 
 result<std::optional<journal_submission>>
 journal::find_submission(const std::string& id) {
+  std::lock_guard guard{mtx_};
   statement s{db_, "SELECT id, job, spec_path, spec_text, base_dir, at FROM "
                    "submissions WHERE id = ?"};
   if (!s.ok())
@@ -271,6 +464,7 @@ journal::find_submission(const std::string& id) {
 }
 
 result<void> journal::add_submission(const journal_submission& x) {
+  std::lock_guard guard{mtx_};
   statement s{db_, "INSERT INTO submissions VALUES (?, ?, ?, ?, ?, ?)"};
   if (!s.ok() || s.bind(1, x.id)
                          .bind(2, x.job)
@@ -284,6 +478,7 @@ result<void> journal::add_submission(const journal_submission& x) {
 }
 
 result<void> journal::remove_submission(const std::string& id) {
+  std::lock_guard guard{mtx_};
   statement s{db_, "DELETE FROM submissions WHERE id = ?"};
   if (!s.ok() || s.bind(1, id).step() != SQLITE_DONE)
     return db_error(db_, "removing a submission");
@@ -291,6 +486,7 @@ result<void> journal::remove_submission(const std::string& id) {
 }
 
 result<std::vector<journal_submission>> journal::unfinished_submissions() {
+  std::lock_guard guard{mtx_};
   statement s{db_, "SELECT s.id, s.job, s.spec_path, s.spec_text, s.base_dir, "
                    "s.at FROM submissions s LEFT JOIN jobs j ON j.job = s.job "
                    "WHERE j.state IS NULL OR j.state = '' ORDER BY s.rowid"};
@@ -304,6 +500,7 @@ result<std::vector<journal_submission>> journal::unfinished_submissions() {
 }
 
 result<std::vector<journal_job>> journal::jobs(const std::string& state) {
+  std::lock_guard guard{mtx_};
   statement s{db_, state.empty() ? "SELECT job, operator, state, reason, "
                                    "started FROM jobs ORDER BY started, job"
                                  : "SELECT job, operator, state, reason, "
@@ -320,6 +517,7 @@ result<std::vector<journal_job>> journal::jobs(const std::string& state) {
 }
 
 result<std::int64_t> journal::submission_count() {
+  std::lock_guard guard{mtx_};
   statement s{db_, "SELECT COUNT(*) FROM submissions"};
   if (!s.ok() || s.step() != SQLITE_ROW)
     return db_error(db_, "reading submissions");
@@ -327,6 +525,7 @@ result<std::int64_t> journal::submission_count() {
 }
 
 result<void> journal::process_group_started(const journal_process_group& g) {
+  std::lock_guard guard{mtx_};
   statement s{db_, "INSERT OR REPLACE INTO process_groups VALUES (?, ?, ?)"};
   if (!s.ok() ||
       s.bind(1, g.pgid).bind64(2, g.start_ticks).bind(3, g.owner).step() !=
@@ -336,6 +535,7 @@ result<void> journal::process_group_started(const journal_process_group& g) {
 }
 
 result<void> journal::process_group_ended(int pgid) {
+  std::lock_guard guard{mtx_};
   statement s{db_, "DELETE FROM process_groups WHERE pgid = ?"};
   if (!s.ok() || s.bind(1, pgid).step() != SQLITE_DONE)
     return db_error(db_, "removing a process group");
@@ -343,6 +543,7 @@ result<void> journal::process_group_ended(int pgid) {
 }
 
 result<std::vector<journal_process_group>> journal::process_groups() {
+  std::lock_guard guard{mtx_};
   statement s{db_, "SELECT pgid, start_ticks, owner FROM process_groups"};
   if (!s.ok())
     return db_error(db_, "reading process groups");

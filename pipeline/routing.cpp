@@ -18,19 +18,27 @@ int job_progress::attempts_of(std::string_view stage) const {
 
 namespace {
 
+/// Position of a stage in the order the job first ran stages.
+std::ptrdiff_t first_visit(const job_progress& p, std::string_view stage) {
+  auto i = std::find(p.first_visits.begin(), p.first_visits.end(), stage);
+  return i == p.first_visits.end() ? PTRDIFF_MAX : i - p.first_visits.begin();
+}
+
+} // namespace
+
+bool job_progress::steps_back(std::string_view from,
+                              std::string_view to) const {
+  return first_visit(*this, to) < first_visit(*this, from);
+}
+
+namespace {
+
 std::string outcome_name(const stage_outcome& out) {
   return out.qual.empty()
              ? fmt::format("{} {}", out.stage, messages::to_string(out.verdict))
              : fmt::format("{} {}.{}", out.stage,
                            messages::to_string(out.verdict),
                            to_string(out.qual));
-}
-
-/// Position of a stage in the order the job first ran stages; a route whose
-/// target was first run before its source is a step back: a repair cycle.
-std::ptrdiff_t first_visit(const job_progress& p, std::string_view stage) {
-  auto i = std::find(p.first_visits.begin(), p.first_visits.end(), stage);
-  return i == p.first_visits.end() ? PTRDIFF_MAX : i - p.first_visits.begin();
 }
 
 /// An outcome whose reason starts with its own qualifier and a colon: an
@@ -107,8 +115,7 @@ route next_stage(const pipeline_table& table, const stage_outcome& out,
                                 target.stage, next->max_attempts,
                                 next->max_attempts == 1 ? "" : "s", because),
                     true);
-  bool back =
-      first_visit(progress, target.stage) < first_visit(progress, out.stage);
+  bool back = progress.steps_back(out.stage, target.stage);
   if (back && progress.repair_cycles >= table.repair_cycles)
     return rejected(fmt::format("cap: the job has used its {} repair cycles "
                                 "(after {})",

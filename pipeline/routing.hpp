@@ -28,6 +28,10 @@ struct job_progress {
   void start(const std::string& stage);
 
   int attempts_of(std::string_view stage) const;
+
+  /// A route from `from` to `to` goes back to a stage first run before
+  /// `from`: a repair cycle.
+  bool steps_back(std::string_view from, std::string_view to) const;
 };
 
 /// Where a job goes next; `reason` is what the evidence bundle records.

@@ -43,14 +43,21 @@ public:
   /// Admits a job; its id, or `busy` when the queue is full.
   result<std::string> submit(port_spec spec);
 
+  /// Goes on with every job of the runs folder's journal that has no final
+  /// state (after kport was killed): a stage that was running runs again as
+  /// a new attempt, attempts already used count against the caps. Returns
+  /// their ids, to wait for. A job that ended in the journal but lost its
+  /// verdict.json gets it back. Errors: no journal (runtime.journal false),
+  /// a spec that can no longer be loaded (nothing is resumed then).
+  result<std::vector<std::string>> resume();
+
   /// As submit, under the id `job` (unique in the runs folder): the daemon
   /// journals a submission under its job id before the job exists.
   result<std::string> submit(port_spec spec, const std::string& job);
 
-  /// Goes on with a job the journal holds but no final state: from its last
-  /// committed transition; a stage that was running runs again as a new
-  /// attempt and the attempt it lost counts. With no journaled step it
-  /// starts from the beginning. Error not_found without a journal.
+  /// Goes on with one journaled job that has no final state, with `spec`
+  /// (the daemon keeps inline specs itself); as resume() does for all.
+  /// A job the journal never recorded starts from the beginning.
   result<std::string> resume(port_spec spec, const std::string& job);
 
   /// Running and queued jobs now.

@@ -156,16 +156,16 @@ TEST_F(daemon_test, every_job_ends_once_across_kill9_restarts) {
       journaled[stage] = std::max(journaled[stage], n);
     EXPECT_EQ(v->attempts, journaled);
     // Every transition's attempt folder is there.
-    auto steps = (*jr)->transitions(job);
+    auto steps = (*jr)->transition_steps(job);
     ASSERT_TRUE(steps);
-    for (auto& t : *steps) {
-      auto dirs = attempt_dirs(dir.string(), t.stage);
+    for (auto& [stage, attempt] : *steps) {
+      auto dirs = attempt_dirs(dir.string(), stage);
       EXPECT_TRUE(std::any_of(dirs.begin(), dirs.end(),
                               [&](auto& d) {
                                 return d.ends_with(
-                                    fmt::format("-{}-{}", t.stage, t.attempt));
+                                    fmt::format("-{}-{}", stage, attempt));
                               }))
-          << t.stage << " " << t.attempt;
+          << stage << " " << attempt;
     }
   }
 }
