@@ -34,3 +34,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 # Depends: from what the binaries link (libcaf-core0.17, libspdlog1.10, ...).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 include(CPack)
+
+# The daemon's systemd unit (packaging/kport.service).
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/../packaging/kport.service
+  DESTINATION lib/systemd/system)

@@ -826,15 +826,19 @@ int serve(const serve_options& opts) {
     return 1;
   }
   fs::permissions(state, fs::perms::owner_all, ec);
-  // One daemon per state folder.
-  int lock = ::open((state / "kport.lock").c_str(),
-                    O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  // One daemon per state folder: kport.pid, locked, names it.
+  int lock =
+      ::open((state / "kport.pid").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0) {
     spdlog::error("another kport serve holds `{}`: stop it first, or give "
                   "this one its own --state-dir",
                   state.string());
     return 1;
   }
+  auto pid = fmt::format("{}\n", ::getpid());
+  if (::ftruncate(lock, 0) != 0 ||
+      ::write(lock, pid.data(), pid.size()) != static_cast<ssize_t>(pid.size()))
+    spdlog::warn("cannot write {}", (state / "kport.pid").string());
   if (!opts.endpoint.empty())
     cfg->daemon.endpoint = opts.endpoint;
   auto endpoint = daemon_endpoint(*cfg, state.string());
