@@ -255,6 +255,9 @@ TEST_F(daemon_test, one_submission_id_makes_one_job_twice_and_concurrently) {
   auto first = submit(c, spec, "retry-me");
   auto second = submit(c, spec, "retry-me");
   ASSERT_TRUE(first && second);
+  ASSERT_EQ(first->get()->status(), msg::ReplyStatus::OK);
+  ASSERT_EQ(second->get()->status(), msg::ReplyStatus::OK)
+      << second->get()->message()->str();
   EXPECT_EQ(first->get()->submit()->job()->str(),
             second->get()->submit()->job()->str());
   EXPECT_FALSE(first->get()->submit()->duplicate());
