@@ -13,6 +13,7 @@
 #include "messages/verdict_generated.h"
 
 #include <caf/all.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -180,6 +181,13 @@ using pool_actor = caf::typed_actor<
     caf::replies_to<run_request>::with<run_reply>,
     caf::replies_to<status_atom>::with<std::vector<device_status>>>;
 
+struct attempt_plan;
+
+/// Starts one attempt for port actor `port`: an actor that sends `port`
+/// the attempt's stage_outcome_msg; the port monitors it.
+using attempt_starter =
+    std::function<caf::actor(caf::event_based_actor* port, attempt_plan& plan)>;
+
 /// What every port actor shares: settings, the pool, the builtin agents.
 struct job_environment {
   std::shared_ptr<const engine_config> cfg;
@@ -190,6 +198,8 @@ struct job_environment {
   /// The source of truth for every job: never null (in memory when
   /// runtime.journal is false).
   std::shared_ptr<evidence::journal> journal;
+  /// Empty: the real agent and gate attempts. Tests script outcomes here.
+  attempt_starter start_attempt;
 };
 
 using job_environment_ptr = std::shared_ptr<const job_environment>;

@@ -145,6 +145,11 @@ void launch(self_ptr self, const std::string& stage) {
       return;
     }
     plan.task_path = *task;
+  }
+  if (st.env->start_attempt) {
+    st.running = st.env->start_attempt(self, plan);
+    self->monitor(st.running);
+  } else if (!def->is_gate()) {
     st.running = self->spawn<caf::monitored>(agent_attempt, std::move(plan),
                                              caf::actor{self});
   } else {

@@ -296,3 +296,52 @@ TEST(cli_test, config_file_errors_name_the_users_file_and_line) {
 
 } // namespace
 } // namespace kport::test
+
+namespace kport::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(cli_test, run_resume_errors_say_what_to_do) {
+  temp_dir tmp;
+  auto help = kport({"run", "--help"});
+  EXPECT_EQ(help.exit_code, 0) << describe(help);
+  EXPECT_TRUE(contains(help.out, "--resume")) << help.out;
+  auto no_journal = kport({"run", "--resume", "--runs-dir", tmp / "runs"});
+  EXPECT_EQ(no_journal.exit_code, 2) << describe(no_journal);
+  EXPECT_TRUE(contains(no_journal.err, "journal.sqlite` does not exist"))
+      << no_journal.err;
+  EXPECT_FALSE(fs::exists(tmp / "runs/journal.sqlite"))
+      << "a failed resume creates no journal";
+  auto spec = tmp / "port.toml";
+  write_text(spec, spec_text({.agent = "good.sh"}));
+  auto with_spec = kport({"run", spec, "--resume"});
+  EXPECT_EQ(with_spec.exit_code, 2) << describe(with_spec);
+  EXPECT_TRUE(contains(with_spec.err, "--resume takes no spec"))
+      << with_spec.err;
+}
+
+TEST(cli_test, run_resume_of_a_finished_folder_restores_a_lost_verdict) {
+  temp_dir tmp;
+  auto spec = tmp / "port.toml";
+  write_text(spec, spec_text({.agent = "good.sh"}));
+  auto first = kport({"run", spec, "--runs-dir", tmp / "runs", "--json"});
+  ASSERT_EQ(first.exit_code, 0) << describe(first);
+  std::string job_dir;
+  for (auto& e : fs::directory_iterator(tmp / "runs"))
+    if (fs::exists(e.path() / "verdict.json"))
+      job_dir = e.path().string();
+  ASSERT_FALSE(job_dir.empty());
+  auto before = read_text(job_dir + "/verdict.bin");
+  // As if kport died after the journal's commit, before verdict.json.
+  fs::remove(job_dir + "/verdict.json");
+  fs::remove(job_dir + "/verdict.bin");
+  auto again = kport({"run", "--resume", "--runs-dir", tmp / "runs"});
+  EXPECT_EQ(again.exit_code, 0) << describe(again);
+  EXPECT_TRUE(contains(again.err, "nothing to resume")) << again.err;
+  EXPECT_EQ(read_text(job_dir + "/verdict.bin"), before);
+  EXPECT_TRUE(fs::exists(job_dir + "/verdict.json"));
+}
+
+} // namespace
+} // namespace kport::test
