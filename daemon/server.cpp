@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <set>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
@@ -67,6 +68,28 @@ result<std::string> trivial_agent(const agent_invocation& inv) {
   return std::string{R"({"verdict": "PASS", "summary": "trivial", )"
                      R"("kernels": [], "configs": []})"};
 }
+
+/// `%*` of a log pattern: the message as the inside of a JSON string.
+class json_message_flag : public spdlog::custom_flag_formatter {
+public:
+  void format(const spdlog::details::log_msg& m, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    for (char c : m.payload) {
+      if (c == '"' || c == '\\') {
+        dest.push_back('\\');
+        dest.push_back(c);
+      } else if (static_cast<unsigned char>(c) < 0x20) {
+        auto esc = fmt::format("\\u{:04x}", static_cast<int>(c));
+        dest.append(esc.data(), esc.data() + esc.size());
+      } else {
+        dest.push_back(c);
+      }
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<json_message_flag>();
+  }
+};
 
 /// A Watch stream: who asked, for which job, from where.
 struct watcher {
@@ -235,7 +258,13 @@ void server::on_frame(const std::string& peer, const std::string& delim,
   case msg::RequestBody::CancelRequest: {
     auto* c = r->body_as_CancelRequest();
     auto job = c->job() ? c->job()->str() : "";
-    if (auto res = engine_->cancel(job); !res) {
+    // The journal commits a job's end before the engine hears of it: what
+    // the feed says has ended has ended, whatever the engine answers.
+    pump_events();
+    auto ended = jobs_.count(job) && jobs_[job].state != "RUNNING";
+    if (auto res = ended ? result<void>{fail(error_code::not_found, "")}
+                         : engine_->cancel(job);
+        !res) {
       auto i = jobs_.find(job);
       reply_error(
           peer, delim, id, msg::ReplyStatus::NOT_FOUND,
@@ -503,8 +532,8 @@ void server::observe(const evidence::journal_event& e) {
   } else {
     v.stage = e.stage;
     v.attempt = e.attempt;
-    if (e.kind == "transition")
-      v.reason = e.reason;
+    // A started attempt has no reason yet: the last one was its stage's.
+    v.reason = e.kind == "transition" ? e.reason : "";
   }
   std::lock_guard g{metrics_mtx_};
   metrics_.observe(e);
@@ -811,9 +840,13 @@ int serve(const serve_options& opts) {
     return 2;
   }
   auto logger = spdlog::stderr_color_mt("kport");
-  if (opts.log_json)
-    logger->set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l",)"
-                        R"("pid":%P,"msg":"%v"})");
+  if (opts.log_json) {
+    auto f = std::make_unique<spdlog::pattern_formatter>();
+    f->add_flag<json_message_flag>('*').set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","pid":%P,)"
+        R"("msg":"%*"})");
+    logger->set_formatter(std::move(f));
+  }
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(cfg->runtime.log_level));
   auto state = fs::absolute(opts.state_dir.empty() ? cfg->daemon.state_dir

@@ -403,17 +403,17 @@ journal::attempt_starts(const std::string& job) {
   return out;
 }
 
-result<std::vector<std::pair<std::string, int>>>
-journal::transition_steps(const std::string& job) {
+result<std::vector<std::string>>
+journal::transition_artifacts(const std::string& job) {
   std::lock_guard guard{mtx_};
-  statement s{db_, "SELECT stage, attempt FROM transitions WHERE job = ? "
-                   "ORDER BY seq"};
+  statement s{db_, "SELECT artifact FROM transitions WHERE job = ? AND "
+                   "artifact != '' ORDER BY seq"};
   if (!s.ok())
     return db_error(db_, "reading transitions");
   s.bind(1, job);
-  std::vector<std::pair<std::string, int>> out;
+  std::vector<std::string> out;
   while (s.step() == SQLITE_ROW)
-    out.emplace_back(s.text(0), s.integer(1));
+    out.push_back(s.text(0));
   return out;
 }
 

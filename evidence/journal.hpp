@@ -111,9 +111,8 @@ public:
   /// The attempts started for a job, in order: (stage, attempt).
   result<std::vector<std::pair<std::string, int>>>
   attempt_starts(const std::string& job);
-  /// The transitions of a job, in order: (stage, attempt).
-  result<std::vector<std::pair<std::string, int>>>
-  transition_steps(const std::string& job);
+  /// The artifacts a job's transitions name, in order.
+  result<std::vector<std::string>> transition_artifacts(const std::string& job);
   /// Events with seq >= `from`, of one job ("" for all), at most `limit`.
   result<std::vector<journal_event>>
   events_since(std::int64_t from, const std::string& job, int limit);

@@ -38,6 +38,8 @@ bool daemon_process::start() {
   auto exe = kport_cli();
   std::vector<std::string> args{exe,     "serve",       "--config",
                                 config_, "--state-dir", state_dir_};
+  if (log_json)
+    args.push_back("--log-json");
   ++starts_;
   pid_ = ::fork();
   if (pid_ == 0) {

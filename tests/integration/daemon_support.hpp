@@ -29,6 +29,8 @@ public:
   bool running() const { return pid_ > 0; }
   pid_t pid() const { return pid_; }
   std::string endpoint() const;
+  /// Passes --log-json (set before start()).
+  bool log_json = false;
   std::string log() const;
 
 private:

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <random>
+#include <sstream>
 #include <thread>
 
 namespace kport::test {
@@ -155,18 +156,13 @@ TEST_F(daemon_test, every_job_ends_once_across_kill9_restarts) {
     for (auto& [stage, n] : *starts)
       journaled[stage] = std::max(journaled[stage], n);
     EXPECT_EQ(v->attempts, journaled);
-    // Every transition's attempt folder is there.
-    auto steps = (*jr)->transition_steps(job);
-    ASSERT_TRUE(steps);
-    for (auto& [stage, attempt] : *steps) {
-      auto dirs = attempt_dirs(dir.string(), stage);
-      EXPECT_TRUE(std::any_of(dirs.begin(), dirs.end(),
-                              [&](auto& d) {
-                                return d.ends_with(
-                                    fmt::format("-{}-{}", stage, attempt));
-                              }))
-          << stage << " " << attempt;
-    }
+    // Every artifact the journal names is there.
+    auto artifacts = (*jr)->transition_artifacts(job);
+    ASSERT_TRUE(artifacts);
+    for (auto& path : *artifacts)
+      EXPECT_TRUE(fs::exists(path)) << path;
+    if (*state_of == "ACCEPTED")
+      EXPECT_FALSE(artifacts->empty());
   }
 }
 
@@ -352,12 +348,23 @@ TEST_F(daemon_test, sigterm_exits_zero_and_the_next_daemon_finishes_the_job) {
   std::string job;
   {
     daemon_process d{config, state};
+    d.log_json = true;
     ASSERT_TRUE(d.start()) << d.log();
     daemon::client c{d.endpoint()};
     auto r = submit(c, spec);
     ASSERT_TRUE(r && r->get()->status() == msg::ReplyStatus::OK);
     job = r->get()->submit()->job()->str();
     EXPECT_EQ(d.stop(SIGTERM), 0) << d.log();
+    // --log-json: one JSON object a line, the message escaped inside it.
+    std::istringstream lines{d.log()};
+    std::string line;
+    int n = 0;
+    while (std::getline(lines, line)) {
+      EXPECT_TRUE(line.starts_with(R"({"time":")") && line.ends_with(R"("})"))
+          << line;
+      ++n;
+    }
+    EXPECT_GE(n, 2);
   }
   daemon_process d{config, state};
   ASSERT_TRUE(d.start()) << d.log();
