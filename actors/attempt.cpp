@@ -3,6 +3,7 @@
 #include "agents/agent_driver.hpp"
 #include "agents/agent_result.hpp"
 #include "core/atomic_file.hpp"
+#include "evidence/bundle.hpp"
 #include "gates/correctness_gate.hpp"
 #include "gates/gate_context.hpp"
 #include "gates/performance_gate.hpp"
@@ -37,19 +38,17 @@ void report(caf::blocking_actor* self, const caf::actor& port,
 
 void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
                    caf::actor port) {
-  auto dir = fs::path{plan.attempt_dir};
   agent_invocation inv;
   inv.job = plan.job;
   inv.stage = plan.stage;
   inv.attempt = plan.attempt;
   inv.task_path = plan.task_path;
-  inv.result_path = (dir / "result.json").string();
+  inv.result_path = evidence::bundle::result_json(plan.attempt_dir);
   inv.attempt_dir = plan.attempt_dir;
   inv.workspace = plan.workspace;
-  inv.schema_path = (fs::path{plan.env->runs_dir} / "schemas" /
-                     (std::string{plan.def.type->name} + ".fbs"))
-                        .string();
-  inv.log_path = (dir / "agent.log").string();
+  inv.schema_path =
+      evidence::bundle::schema_path(plan.env->runs_dir, plan.def.type->name);
+  inv.log_path = evidence::bundle::agent_log(plan.attempt_dir);
   inv.log_limit = plan.env->cfg->runtime.agent_log_limit;
   inv.agent = &plan.spec->agent_for(plan.stage);
   auto limit = std::min(std::chrono::duration<double>(inv.agent->timeout_s),
@@ -71,8 +70,9 @@ void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
   }
   // Keep the checked binary beside the agent's JSON: later stages and the
   // evidence read what kport validated, not what the agent may rewrite.
-  auto base = (dir / "result").string();
-  if (auto w = core::write_file_atomic(base + ".bin", checked->binary); !w) {
+  if (auto w = core::write_file_atomic(
+          evidence::bundle::binary_of(inv.result_path), checked->binary);
+      !w) {
     report(self, port, plan, msg::Verdict::AGENT_ERROR, {}, w.err().message,
            "");
     return;

@@ -3,6 +3,7 @@
 #include "actors/attempt.hpp"
 #include "core/atomic_file.hpp"
 #include "evidence/artifact_store.hpp"
+#include "evidence/bundle.hpp"
 #include "messages/diagnose_ir_generated.h"
 #include "messages/diagnose_perf_generated.h"
 #include "messages/gate_report_generated.h"
@@ -27,8 +28,7 @@ std::string binary_of(const flatbuffers::FlatBufferBuilder& fbb) {
 /// job back to.
 std::unique_ptr<msg::DiagnosisT>
 load_diagnosis(const std::string& json_path, const messages::stage_type& type) {
-  auto bin = core::read_file(json_path.substr(0, json_path.size() - 5) + ".bin",
-                             16u << 20);
+  auto bin = core::read_file(evidence::bundle::binary_of(json_path), 16u << 20);
   if (!bin)
     return nullptr;
   auto* d = type.diagnosis_of(bin->data());
@@ -39,8 +39,7 @@ load_diagnosis(const std::string& json_path, const messages::stage_type& type) {
 std::unique_ptr<msg::GateReportT> load_report(const std::string& json_path) {
   if (json_path.empty())
     return nullptr;
-  auto bin = core::read_file(json_path.substr(0, json_path.size() - 5) + ".bin",
-                             64u << 20);
+  auto bin = core::read_file(evidence::bundle::binary_of(json_path), 64u << 20);
   if (!bin)
     return nullptr;
   return std::unique_ptr<msg::GateReportT>(
@@ -65,11 +64,10 @@ result<std::string> write_task(self_ptr self, const pipeline::stage_def& def,
   task.spec->perf_floor = st.spec->perf_floor;
   task.spec->perf_rounds = st.spec->perf_rounds;
   task.workspace = st.workspace;
-  task.result_path = (fs::path{attempt_dir} / "result.json").string();
+  task.result_path = evidence::bundle::result_json(attempt_dir);
   // Schemas never change while kport runs: one copy per runs folder.
-  task.schema_path = (fs::path{st.env->runs_dir} / "schemas" /
-                      (std::string{def.type->name} + ".fbs"))
-                         .string();
+  task.schema_path =
+      evidence::bundle::schema_path(st.env->runs_dir, def.type->name);
   for (auto& [stage, art] : st.latest) {
     auto ref = std::make_unique<msg::ArtifactRefT>();
     ref->stage = stage;
@@ -87,7 +85,7 @@ result<std::string> write_task(self_ptr self, const pipeline::stage_def& def,
     task.gate_report = st.last_gate_report;
   flatbuffers::FlatBufferBuilder fbb;
   msg::FinishTaskBuffer(fbb, msg::Task::Pack(fbb, &task));
-  auto base = (fs::path{attempt_dir} / "task").string();
+  auto base = evidence::bundle::task_base(attempt_dir);
   if (auto r = evidence::store_artifact(base, "task", binary_of(fbb)); !r)
     return std::move(r).err();
   if (!fs::exists(task.schema_path))
@@ -115,8 +113,7 @@ void launch(self_ptr self, const std::string& stage) {
     finish(self, msg::FinalState::BLOCKED, r.err().message);
     return;
   }
-  auto dir = fs::path{st.job_dir} /
-             fmt::format("{:02}-{}-{}", st.seq, stage, st.attempt);
+  fs::path dir = st.bundle.attempt_dir(st.seq, stage, st.attempt);
   std::error_code ec;
   fs::create_directories(dir, ec);
   attempt_plan plan;
@@ -264,8 +261,8 @@ void finish(self_ptr self, msg::FinalState state, std::string reason,
         fmt::format(" (the journal could not record it: {})", r.err().message);
     bin = pack_verdict();
   }
-  if (auto r = evidence::store_artifact(
-          (fs::path{st.job_dir} / "verdict").string(), "verdict", bin);
+  if (auto r =
+          evidence::store_artifact(st.bundle.verdict_base(), "verdict", bin);
       !r)
     v.reason += fmt::format(" (verdict.json could not be written: {})",
                             r.err().message);
@@ -365,11 +362,11 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
   st.spec = std::move(spec);
   st.env = std::move(env);
   st.supervisor = std::move(supervisor);
-  st.job_dir = (fs::path{st.env->runs_dir} / st.job).string();
-  st.workspace = st.spec->workspace.empty()
-                     ? (fs::path{st.job_dir} / "workspace").string()
-                     : st.spec->workspace;
-  st.reference_out = (fs::path{st.job_dir} / "reference-build").string();
+  st.bundle = evidence::bundle{st.env->runs_dir, st.job};
+  st.job_dir = st.bundle.job_dir();
+  st.workspace = st.spec->workspace.empty() ? st.bundle.default_workspace()
+                                            : st.spec->workspace;
+  st.reference_out = st.bundle.reference_out();
   st.started = std::chrono::steady_clock::now();
   if (resume) {
     auto& r = resume->replayed;
@@ -411,7 +408,7 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
           return;
         }
         if (!st.spec->path.empty())
-          fs::copy_file(st.spec->path, fs::path{st.job_dir} / "spec.toml",
+          fs::copy_file(st.spec->path, st.bundle.spec_copy(),
                         fs::copy_options::overwrite_existing, ec);
         self->delayed_send(self, st.env->cfg->pipeline->job_deadline,
                            deadline_atom_v, 0);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "actors/actor_messages.hpp"
+#include "evidence/bundle.hpp"
 #include "messages/task_generated.h"
 #include "pipeline/replay.hpp"
 
@@ -29,6 +30,7 @@ struct port_state {
   std::shared_ptr<const port_spec> spec;
   job_environment_ptr env;
   caf::actor supervisor;
+  evidence::bundle bundle{"", ""}; ///< every path of the job's folder
   std::string job_dir;
   std::string workspace;
   std::string reference_out;

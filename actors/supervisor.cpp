@@ -1,6 +1,7 @@
 #include "actors/supervisor.hpp"
 
 #include "evidence/artifact_store.hpp"
+#include "evidence/bundle.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -58,8 +59,8 @@ void end_without_port(self_ptr self, const std::string& job,
   v.operator_ = e.spec->op;
   v.state = state;
   v.reason = std::move(reason);
-  auto dir = fs::path{self->state.env->runs_dir} / job;
-  v.evidence = dir.string();
+  evidence::bundle paths{self->state.env->runs_dir, job};
+  v.evidence = paths.job_dir();
   auto& journal = *self->state.env->journal;
   if (auto h = journal.history(job, *self->state.env->cfg->pipeline)) {
     for (auto& t : h->transitions) {
@@ -95,8 +96,7 @@ void end_without_port(self_ptr self, const std::string& job,
         fmt::format(" (the journal could not record it: {})", r.err().message);
     bin = pack_verdict();
   }
-  if (auto r =
-          evidence::store_artifact((dir / "verdict").string(), "verdict", bin);
+  if (auto r = evidence::store_artifact(paths.verdict_base(), "verdict", bin);
       !r)
     spdlog::error("{}: {}", job, r.err().message);
   self->send(self,

@@ -220,8 +220,7 @@ int run_command(const run_options& opts) {
   }
   if (opts.resume) {
     // Before engine::start, which would create an empty journal.
-    auto journal =
-        std::filesystem::path{cfg->runtime.runs_dir} / "journal.sqlite";
+    std::filesystem::path journal = engine::journal_path(cfg->runtime.runs_dir);
     if (!cfg->runtime.journal) {
       std::fprintf(stderr, "kport run --resume: runtime.journal is false in "
                            "the config: there is no journal to resume "

@@ -7,6 +7,7 @@
 #include "core/atomic_file.hpp"
 #include "devices/cuda_probe.hpp"
 #include "evidence/artifact_store.hpp"
+#include "evidence/bundle.hpp"
 #include "evidence/verdict_file.hpp"
 #include "messages/stage_table.hpp"
 
@@ -132,7 +133,8 @@ result<std::unique_ptr<engine>> engine::start(engine_config cfg,
   // Every decision goes through the journal; without runtime.journal it
   // lives in memory and dies with this engine.
   auto j = evidence::journal::open(
-      cfg.runtime.journal ? (runs / "journal.sqlite").string() : ":memory:");
+      cfg.runtime.journal ? evidence::bundle::journal_path(runs.string())
+                          : ":memory:");
   if (!j)
     return std::move(j).err();
   p->journal = std::move(*j);
@@ -290,6 +292,10 @@ std::vector<std::string> engine::reload(engine_config cfg) {
   return fixed;
 }
 
+std::string engine::journal_path(const std::string& runs_dir) {
+  return evidence::bundle::journal_path(runs_dir);
+}
+
 result<std::vector<std::string>> engine::resume() {
   if (!impl_->sys)
     return stopped_error();
@@ -307,13 +313,12 @@ result<std::vector<std::string>> engine::resume() {
   for (auto& j : *jobs) {
     if (!j.state.empty()) {
       // Ended in the journal; its verdict.json may not have been written.
-      auto path = fs::path{cfg.runtime.runs_dir} / j.job / "verdict.json";
-      if (!fs::exists(path))
+      evidence::bundle paths{cfg.runtime.runs_dir, j.job};
+      if (!fs::exists(paths.verdict_json()))
         if (auto bin = impl_->journal->final_verdict(j.job);
             bin && !bin->empty())
-          if (auto r = evidence::store_artifact(
-                  (fs::path{cfg.runtime.runs_dir} / j.job / "verdict").string(),
-                  "verdict", *bin);
+          if (auto r = evidence::store_artifact(paths.verdict_base(), "verdict",
+                                                *bin);
               !r)
             return std::move(r).err();
       continue;

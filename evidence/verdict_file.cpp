@@ -1,6 +1,7 @@
 #include "evidence/verdict_file.hpp"
 
 #include "core/atomic_file.hpp"
+#include "evidence/bundle.hpp"
 #include "messages/stage_table.hpp"
 
 #include <fmt/format.h>
@@ -46,9 +47,7 @@ result<job_result> job_result_of(const msg::FinalVerdict* v) {
 namespace kport {
 
 result<job_result> read_verdict_file(const std::string& path) {
-  auto bin_path = path;
-  if (bin_path.size() > 5 && bin_path.ends_with(".json"))
-    bin_path = bin_path.substr(0, bin_path.size() - 5) + ".bin";
+  auto bin_path = evidence::bundle::binary_of(path);
   auto bin = core::read_file(bin_path, 64u << 20);
   if (!bin)
     return std::move(bin).err();

@@ -1,6 +1,7 @@
 #include "gates/gate_report.hpp"
 
 #include "evidence/artifact_store.hpp"
+#include "evidence/bundle.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -129,7 +130,7 @@ gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report) {
   out.verdict = report.verdict;
   out.qual = qualifier_of(report);
   out.reason = report.reason;
-  out.report = (std::filesystem::path{ctx.attempt_dir} / "report").string();
+  out.report = evidence::bundle::report_base(ctx.attempt_dir);
   flatbuffers::FlatBufferBuilder fbb;
   msg::FinishGateReportBuffer(fbb, msg::GateReport::Pack(fbb, &report));
   std::string bin{reinterpret_cast<const char*>(fbb.GetBufferPointer()),

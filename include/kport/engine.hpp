@@ -43,6 +43,9 @@ public:
   /// Admits a job; its id, or `busy` when the queue is full.
   result<std::string> submit(port_spec spec);
 
+  /// The journal of a runs folder: <runs_dir>/journal.sqlite.
+  static std::string journal_path(const std::string& runs_dir);
+
   /// Goes on with every job of the runs folder's journal that has no final
   /// state (after kport was killed): a stage that was running runs again as
   /// a new attempt, attempts already used count against the caps. Returns

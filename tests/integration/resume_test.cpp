@@ -186,7 +186,10 @@ TEST(resume, kill_9_at_random_moments_then_resume_ends_every_job_once) {
   // Every kill interrupts an attempt of each running job, which counts
   // against its cap: caps well above the corpus's paths keep the jobs
   // going for all the kills (their caps are pinned by the actor tests).
-  std::string fast = "[runtime]\nfsync = false\nlog_level = \"warn\"\n";
+  // Quiet benches wait for every start-up of their device: off, as the
+  // figures do not matter here.
+  std::string fast = "[runtime]\nfsync = false\nlog_level = \"warn\"\n"
+                     "[devices]\nlease_quiet = false\nhost_slots = 2\n";
   for (auto* stage :
        {"analyze", "translate", "integrate", "structure", "correctness",
         "performance", "diagnose_ir", "diagnose_perf"})
