@@ -136,8 +136,42 @@ std::vector<std::string> bwrap_command(const std::string& bwrap,
   return out;
 }
 
+void sweep_orphan_cgroups() {
+  for (auto controller : {"pids", "memory"}) {
+    auto base = controller_base(controller);
+    std::error_code ec;
+    for (auto& e : fs::directory_iterator{base, ec}) {
+      auto name = e.path().filename().string();
+      if (name.rfind("kport-", 0) != 0)
+        continue;
+      auto pid = std::atoi(name.c_str() + 6);
+      // A cgroup of a kport that is gone (killed with -9): what is left in
+      // it outlived its attempt.
+      if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH)
+        continue;
+      for (int pass = 0; pass < 100; ++pass) {
+        auto procs = read_text((e.path() / "cgroup.procs").string());
+        if (procs.empty())
+          break;
+        std::size_t pos = 0;
+        while (pos < procs.size()) {
+          auto end = procs.find('\n', pos);
+          if (end == std::string::npos)
+            end = procs.size();
+          if (auto p = std::atoi(procs.substr(pos, end - pos).c_str()); p > 0)
+            ::kill(p, SIGKILL);
+          pos = end + 1;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      ::rmdir(e.path().c_str());
+    }
+  }
+}
+
 const sandbox_support& probe_sandbox() {
   static const sandbox_support s = [] {
+    sweep_orphan_cgroups();
     sandbox_support s;
     for (auto p : {"/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap"})
       if (::access(p, X_OK) == 0) {

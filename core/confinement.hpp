@@ -51,6 +51,10 @@ struct sandbox_support {
   std::string reason; ///< why bwrap cannot be used ("" when it can)
 };
 
+/// Kills what is left in the run cgroups of a kport that died (kill -9)
+/// and removes them; probe_sandbox does it first.
+void sweep_orphan_cgroups();
+
 /// Probes bwrap (one real run) and the cgroup controllers; cached.
 const sandbox_support& probe_sandbox();
 
