@@ -1,7 +1,10 @@
 #include "actors/port_actor.hpp"
 
+#include "core/confinement.hpp"
+
 #include "actors/attempt.hpp"
 #include "core/atomic_file.hpp"
+#include "core/confinement.hpp"
 #include "evidence/artifact_store.hpp"
 #include "messages/diagnose_ir_generated.h"
 #include "messages/diagnose_perf_generated.h"
@@ -213,6 +216,10 @@ void finish(self_ptr self, msg::FinalState state, std::string reason) {
   if (auto r = load_report(st.last_gate_report))
     v.integrity = std::move(r->integrity);
   v.evidence = st.job_dir;
+  if (auto sb =
+          core::decide_sandbox(core::sandbox_mode_of(st.env->cfg->sandbox.mode),
+                               core::probe_sandbox()))
+    v.sandbox = sb->text;
   v.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                            st.started)
                  .count();

@@ -122,6 +122,24 @@ engine_config decode(toml::table& merged) {
       r.fail_at("timeout_s", "must be positive (seconds)");
     r.finish();
   }
+  if (auto* t = top.table("sandbox")) {
+    auto r = top.sub("sandbox", *t);
+    auto& sb = c.sandbox;
+    sb.mode = r.string("mode", sb.mode);
+    if (sb.mode != "auto" && sb.mode != "required" && sb.mode != "off")
+      r.fail_at("mode", "must be \"auto\", \"required\" or \"off\"");
+    sb.agent_network = r.boolean("agent_network", sb.agent_network);
+    sb.agent_writable = r.strings("agent_writable");
+    auto mib = [&](std::string_view key) {
+      return static_cast<std::uint64_t>(positive(r, key, 0, 0)) << 20;
+    };
+    sb.memory_bytes = mib("memory_mib");
+    sb.processes = positive(r, "processes", 0, 0);
+    sb.workspace_bytes = mib("workspace_mib");
+    sb.file_bytes = mib("file_mib");
+    sb.open_files = positive(r, "open_files", 0, 0);
+    r.finish();
+  }
   auto* p = top.table("pipeline");
   if (!p)
     top.fail_at("pipeline", "is required");

@@ -79,6 +79,28 @@ bool v2_dir(const std::string& dir) {
 
 } // namespace
 
+sandbox_mode sandbox_mode_of(std::string_view text) noexcept {
+  if (text == "required")
+    return sandbox_mode::required;
+  if (text == "off")
+    return sandbox_mode::off;
+  return sandbox_mode::automatic;
+}
+
+result<sandbox_state> decide_sandbox(sandbox_mode mode,
+                                     const sandbox_support& support) {
+  if (mode == sandbox_mode::off)
+    return sandbox_state{false, "off (sandbox.mode = \"off\")"};
+  if (support.bwrap)
+    return sandbox_state{true, "on (bwrap)"};
+  if (mode == sandbox_mode::required)
+    return fail(error_code::config,
+                fmt::format("sandbox.mode is \"required\" but {}; install "
+                            "bubblewrap or set sandbox.mode = \"auto\"",
+                            support.reason));
+  return sandbox_state{false, fmt::format("off ({})", support.reason)};
+}
+
 bool path_within(const std::string& inner, const std::string& outer) {
   auto i = fs::path{inner}.lexically_normal();
   auto o = fs::path{outer}.lexically_normal();

@@ -6,8 +6,11 @@
 // (mount and PID namespaces), cgroups (processes, memory, collecting every
 // descendant), resource limits and a disk watchdog.
 
+#include "kport/error.hpp"
+
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kport::core {
@@ -57,6 +60,24 @@ void sweep_orphan_cgroups();
 
 /// Probes bwrap (one real run) and the cgroup controllers; cached.
 const sandbox_support& probe_sandbox();
+
+/// `[sandbox] mode`: confine where possible, always, or never.
+enum class sandbox_mode { automatic, required, off };
+
+/// "auto", "required", "off" (validated by the config reader) as the enum.
+sandbox_mode sandbox_mode_of(std::string_view text) noexcept;
+
+/// Whether processes are isolated, and the words every verdict carries:
+/// "on (bwrap)", "off (bubblewrap is not installed ...)".
+struct sandbox_state {
+  bool isolate = false;
+  std::string text;
+};
+
+/// Decides the sandbox from the mode and what the machine can do; an error
+/// when the mode requires a sandbox the machine cannot give. Pure.
+result<sandbox_state> decide_sandbox(sandbox_mode mode,
+                                     const sandbox_support& support);
 
 /// The bwrap command line that runs `argv` in `cwd` confined as `c` says.
 /// Pure: tests read it without running anything.

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -57,6 +58,37 @@ std::vector<char*> c_strings(std::vector<std::string>& xs) {
     out.push_back(x.data());
   out.push_back(nullptr);
   return out;
+}
+
+/// 0 when `program` can be executed (a path, against `cwd` when relative,
+/// or a name on PATH), else the errno exec would give.
+int find_program(const std::string& program, const std::string& cwd) {
+  auto runnable = [](const std::string& p) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0)
+      return errno;
+    if (S_ISDIR(st.st_mode))
+      return EACCES;
+    return ::access(p.c_str(), X_OK) == 0 ? 0 : errno;
+  };
+  if (program.find('/') != std::string::npos)
+    return runnable(program[0] == '/' || cwd.empty() ? program
+                                                     : cwd + "/" + program);
+  const char* path = ::getenv("PATH");
+  std::string_view dirs = path ? path : "/usr/bin:/bin";
+  int err = ENOENT;
+  while (true) {
+    auto colon = dirs.find(':');
+    auto dir = dirs.substr(0, colon);
+    auto e = runnable(std::string{dir.empty() ? "." : dir} + "/" + program);
+    if (e == 0)
+      return 0;
+    if (e != ENOENT)
+      err = e;
+    if (colon == std::string_view::npos)
+      return err;
+    dirs.remove_prefix(colon + 1);
+  }
 }
 
 int pidfd_open(pid_t pid) {
@@ -128,6 +160,18 @@ result<process_outcome> run_process(const process_spec& spec,
   auto argv_copy = spec.argv;
   auto env_spec = spec.env;
   if (box.isolate) {
+    // bwrap would start and then fail to exec: check here, so a missing
+    // program or folder reads as it does unconfined.
+    if (!spec.cwd.empty() && ::access(spec.cwd.c_str(), X_OK) != 0)
+      return fail(
+          error_code::process,
+          fmt::format("cannot enter `{}`: {}", spec.cwd, std::strerror(errno)));
+    if (auto missing = find_program(spec.argv[0], spec.cwd); missing != 0)
+      return fail(
+          error_code::process,
+          fmt::format("cannot run `{}`{}: {}", spec.argv[0],
+                      spec.cwd.empty() ? "" : fmt::format(" in `{}`", spec.cwd),
+                      std::strerror(missing)));
     auto& support = probe_sandbox();
     if (!support.bwrap)
       return fail(
@@ -390,6 +434,11 @@ result<process_outcome> run_process(const process_spec& spec,
   out.wall = clock::now() - started;
   if (WIFEXITED(status)) {
     out.exit_code = WEXITSTATUS(status);
+    // bwrap passes a signal death on as exit 128 + signal, as a shell does.
+    if (box.isolate && out.exit_code > 128 && out.exit_code < 128 + NSIG) {
+      out.signal = out.exit_code - 128;
+      out.exit_code = -1;
+    }
   } else if (WIFSIGNALED(status)) {
     out.signal = WTERMSIG(status);
     out.exit_code = -1;

@@ -5,6 +5,7 @@
 #include "actors/device_pool.hpp"
 #include "actors/supervisor.hpp"
 #include "core/atomic_file.hpp"
+#include "core/confinement.hpp"
 #include "devices/cuda_probe.hpp"
 #include "evidence/verdict_file.hpp"
 #include "messages/stage_table.hpp"
@@ -126,6 +127,15 @@ result<std::unique_ptr<engine>> engine::start(engine_config cfg,
                                             runs.string(), ec.message()));
   cfg.runtime.runs_dir = runs.string();
   spdlog::set_level(spdlog::level::from_str(cfg.runtime.log_level));
+  // Before anything runs: a required sandbox the machine cannot give stops
+  // here, and the CLI says how it confines.
+  auto sandbox = core::decide_sandbox(core::sandbox_mode_of(cfg.sandbox.mode),
+                                      core::probe_sandbox());
+  if (!sandbox)
+    return std::move(sandbox).err();
+  // The CLI prints it on stderr (stdout may be JSON); embedders ask
+  // decide_sandbox themselves.
+  spdlog::debug("sandbox: {}", sandbox->text);
   core::set_durable_writes(cfg.runtime.fsync);
   std::shared_ptr<evidence::journal> jr;
   if (cfg.runtime.journal) {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,19 @@ struct agent_defaults {
   double timeout_s = 1800;
 };
 
+/// [sandbox]: how agent attempts and measured runs are confined (README,
+/// "Security model"). Sizes in bytes; 0 = no limit.
+struct sandbox_settings {
+  std::string mode = "auto"; ///< auto, required or off
+  bool agent_network = true; ///< agents that call a model API need it
+  std::vector<std::string> agent_writable; ///< beyond workspace and attempt
+  std::uint64_t memory_bytes = 0;
+  int processes = 0;
+  std::uint64_t workspace_bytes = 0;
+  std::uint64_t file_bytes = 0;
+  int open_files = 0;
+};
+
 /// kport's whole configuration: the embedded defaults with user files merged.
 struct engine_config {
   runtime_settings runtime;
@@ -69,6 +83,7 @@ struct engine_config {
   gate_settings gates;
   perf_settings perf;
   agent_defaults agents;
+  sandbox_settings sandbox;
   /// [pipeline]: stages, routes and caps (pipeline/pipeline_table.hpp).
   std::shared_ptr<const pipeline::pipeline_table> pipeline;
   /// The merged TOML, as `kport config` prints it.
