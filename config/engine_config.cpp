@@ -5,6 +5,7 @@
 #include "core/atomic_file.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <sstream>
 
@@ -28,8 +29,10 @@ namespace {
 std::chrono::seconds seconds(toml_reader& r, std::string_view key,
                              std::chrono::seconds fallback) {
   auto v = r.number(key, static_cast<double>(fallback.count()));
-  if (v <= 0)
-    r.fail_at(key, "must be positive (seconds)");
+  if (!std::isfinite(v) || !(v >= 1))
+    r.fail_at(key, fmt::format("is {}: must be a finite number of seconds, "
+                               "at least 1",
+                               v));
   return std::chrono::seconds{static_cast<long>(v)};
 }
 
@@ -108,18 +111,21 @@ engine_config decode(toml::table& merged) {
   if (auto* t = top.table("perf")) {
     auto r = top.sub("perf", *t);
     c.perf.floor = r.number("floor", c.perf.floor);
-    if (c.perf.floor <= 0)
-      r.fail_at("floor", "must be positive (a ratio, e.g. 0.95)");
+    if (!std::isfinite(c.perf.floor) || !(c.perf.floor > 0))
+      r.fail_at("floor", "must be a finite positive ratio, e.g. 0.95");
     c.perf.rounds = positive(r, "rounds", c.perf.rounds);
     c.perf.min_time_ns = r.number("min_time_ns", c.perf.min_time_ns);
+    if (!std::isfinite(c.perf.min_time_ns) || !(c.perf.min_time_ns > 0))
+      r.fail_at("min_time_ns", "must be a finite positive number of ns");
     r.finish();
   }
   if (auto* t = top.table("agents")) {
     auto r = top.sub("agents", *t);
     c.agents.driver = r.string("driver", c.agents.driver);
     c.agents.timeout_s = r.number("timeout_s", c.agents.timeout_s);
-    if (c.agents.timeout_s <= 0)
-      r.fail_at("timeout_s", "must be positive (seconds)");
+    if (!std::isfinite(c.agents.timeout_s) || !(c.agents.timeout_s >= 0.001))
+      r.fail_at("timeout_s", "must be a finite number of seconds, at least "
+                             "0.001");
     r.finish();
   }
   if (auto* t = top.table("sandbox")) {

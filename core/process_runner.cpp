@@ -132,6 +132,8 @@ public:
       out.tail.erase(0, out.tail.size() - tail_limit);
   }
 
+  std::size_t written() const { return written_; }
+
 private:
   int log_fd_;
   std::size_t limit_;
@@ -422,12 +424,18 @@ result<process_outcome> run_process(const process_spec& spec,
   if (out.limit_hit.empty())
     out.limit_hit = cgroup.limit_hit();
   if (log_fd >= 0) {
-    // A cut log says so at its end: a reader must not take it for the whole.
+    // A cut log says so at its end, within its cap: the marker replaces the
+    // last bytes kept, so a reader never takes the log for the whole.
     if (out.log_truncated) {
       auto marker = fmt::format("\n[kport: log cut at its cap of {} bytes; "
                                 "{} bytes dropped]\n",
                                 spec.log_limit, out.log_dropped);
-      [[maybe_unused]] auto w = ::write(log_fd, marker.data(), marker.size());
+      auto kept = sink.written();
+      auto at = kept > marker.size() ? kept - marker.size() : 0;
+      [[maybe_unused]] auto w = ::pwrite(log_fd, marker.data(), marker.size(),
+                                         static_cast<off_t>(at));
+      [[maybe_unused]] auto t =
+          ::ftruncate(log_fd, static_cast<off_t>(at + marker.size()));
     }
     ::close(log_fd);
   }
