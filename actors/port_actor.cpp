@@ -257,6 +257,8 @@ void on_outcome(self_ptr self, const msg::StageOutcome& out) {
       st.last_diagnosis =
           artifact.substr(0, artifact.size() - 5) + ".bin"; // result.bin
   }
+  if (def->is_gate())
+    pipeline::note_gate_outcome(st.progress, o);
   auto r = pipeline::next_stage(*st.env->cfg->pipeline, o, st.progress);
   if (r.repair_cycle)
     ++st.progress.repair_cycles;
