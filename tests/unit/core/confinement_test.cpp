@@ -96,6 +96,23 @@ TEST(confinement, bwrap_command_orders_mounts_and_namespaces) {
   EXPECT_EQ(std::find(cmd.begin(), cmd.end(), "--unshare-net"), cmd.end());
 }
 
+TEST(confinement, required_refuses_and_auto_says_why_when_it_cannot) {
+  sandbox_support none;
+  none.reason = "bubblewrap is not installed";
+  auto a = decide_sandbox(sandbox_mode::automatic, none);
+  ASSERT_TRUE(a);
+  EXPECT_FALSE(a->isolate);
+  EXPECT_EQ(a->text, "off (bubblewrap is not installed)");
+  auto r = decide_sandbox(sandbox_mode::required, none);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.err().message.find("bubblewrap is not installed"),
+            std::string::npos);
+  sandbox_support bwrap;
+  bwrap.bwrap = true;
+  EXPECT_EQ(decide_sandbox(sandbox_mode::required, bwrap)->text, "on (bwrap)");
+  EXPECT_FALSE(decide_sandbox(sandbox_mode::off, bwrap)->isolate);
+}
+
 TEST(confinement, path_within_is_by_components_not_prefix) {
   EXPECT_TRUE(path_within("/a/b", "/a"));
   EXPECT_TRUE(path_within("/a/b/../b/c", "/a/b"));
