@@ -198,9 +198,9 @@ const sandbox_support& probe_sandbox() {
     // The system's first; then one beside kport (the device bundle carries
     // it to machines without the package).
     std::error_code ec;
-    auto beside = (fs::read_symlink("/proc/self/exe", ec).parent_path() /
-                   "bwrap")
-                      .string();
+    auto beside =
+        (fs::read_symlink("/proc/self/exe", ec).parent_path() / "bwrap")
+            .string();
     for (auto p : {std::string{"/usr/bin/bwrap"}, std::string{"/bin/bwrap"},
                    std::string{"/usr/local/bin/bwrap"}, beside})
       if (::access(p.c_str(), X_OK) == 0) {
