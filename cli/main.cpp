@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
                 return {};
             } catch (...) {
             }
-            return "--jobs must be at least 1 (got " + v + ")";
+            return "must be at least 1 (got " + v + ")";
           },
           "INT>=1"));
   run_cmd->add_flag("--json", run.json,
