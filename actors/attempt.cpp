@@ -79,7 +79,22 @@ void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
                         std::chrono::duration<double>(plan.def.deadline));
   inv.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(limit);
   inv.cancel = plan.cancel.get();
+  // kport's copy of the task: unconfined, an agent could rewrite the file
+  // and leave a forged task as evidence.
+  auto task = core::read_file(inv.task_path, 16u << 20);
   auto ran = agents::run_agent(inv, *plan.env->agents, agent_box(plan, inv));
+  if (task && !inv.task_path.empty()) {
+    auto now = core::read_file(inv.task_path, 16u << 20);
+    if (!now || *now != *task) {
+      (void)core::write_file_atomic(inv.task_path, *task);
+      report(self, port, plan, msg::Verdict::AGENT_ERROR, {},
+             fmt::format("the agent rewrote its task `{}`; kport's copy is "
+                         "restored and the attempt not trusted",
+                         inv.task_path),
+             "");
+      return;
+    }
+  }
   if (!ran) {
     report(self, port, plan, msg::Verdict::AGENT_ERROR, {}, ran.err().message,
            "");

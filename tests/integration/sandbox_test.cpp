@@ -152,5 +152,21 @@ TEST_F(sandbox_test, an_oversized_result_is_cut_and_the_reason_says_so) {
     EXPECT_LE(fs::file_size(d + "/result.json"), 64u << 10);
 }
 
+/// Unconfined (mode off) too: a rewritten task is restored from kport's copy
+/// and the attempt fails; the evidence keeps kport's task.
+TEST(sandbox_off_test, a_rewritten_task_is_restored_and_not_trusted) {
+  temp_dir tmp;
+  auto cfg = make_config(tmp / "runs", "", "[sandbox]\nmode = \"off\"\n");
+  auto eng = start_engine(cfg);
+  auto job = eng->submit(make_spec({.agent = "forge_task.sh"}, cfg));
+  ASSERT_TRUE(job);
+  auto r = eng->wait(*job, job_timeout);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->state, final_state::rejected) << describe(*r);
+  EXPECT_TRUE(contains(r->reason, "rewrote its task")) << r->reason;
+  for (auto& d : attempt_dirs(r->evidence, "analyze"))
+    EXPECT_FALSE(contains(read_text(d + "/task.json"), "forged"));
+}
+
 } // namespace
 } // namespace kport::test
