@@ -2,6 +2,7 @@
 
 #include "agents/agent_driver.hpp"
 #include "agents/agent_result.hpp"
+#include "agents/sandbox_policy.hpp"
 #include "core/atomic_file.hpp"
 #include "evidence/bundle.hpp"
 #include "gates/correctness_gate.hpp"
@@ -34,6 +35,28 @@ void report(caf::blocking_actor* self, const caf::actor& port,
   self->send(port, pack<msg::StageOutcome>(out));
 }
 
+/// The attempt's confinement (agents/sandbox_policy) as the sandbox state
+/// of this machine allows.
+core::confinement agent_box(const attempt_plan& plan,
+                            const agent_invocation& inv) {
+  auto& cfg = *plan.env->cfg;
+  auto state = core::decide_sandbox(core::sandbox_mode_of(cfg.sandbox.mode),
+                                    core::probe_sandbox());
+  agents::attempt_paths paths;
+  paths.runs_dir = plan.env->runs_dir;
+  paths.job_dir = plan.job_dir;
+  paths.workspace = plan.workspace;
+  paths.attempt_dir = plan.attempt_dir;
+  paths.task_path = plan.task_path;
+  paths.schema_path = inv.schema_path;
+  paths.reference_dir = plan.spec->reference.dir;
+  paths.spec_dir = plan.spec->dir;
+  auto tmp = fs::temp_directory_path().string();
+  if (tmp != "/tmp" && tmp != "/tmp/")
+    paths.tmp_dir = tmp;
+  return agents::agent_confinement(paths, cfg.sandbox, state && state->isolate);
+}
+
 } // namespace
 
 void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
@@ -55,7 +78,22 @@ void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
                         std::chrono::duration<double>(plan.def.deadline));
   inv.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(limit);
   inv.cancel = plan.cancel.get();
-  auto ran = agents::run_agent(inv, *plan.env->agents);
+  // kport's copy of the task: unconfined, an agent could rewrite the file
+  // and leave a forged task as evidence.
+  auto task = core::read_file(inv.task_path, 16u << 20);
+  auto ran = agents::run_agent(inv, *plan.env->agents, agent_box(plan, inv));
+  if (task && !inv.task_path.empty()) {
+    auto now = core::read_file(inv.task_path, 16u << 20);
+    if (!now || *now != *task) {
+      (void)core::write_file_atomic(inv.task_path, *task);
+      report(self, port, plan, msg::Verdict::AGENT_ERROR, {},
+             fmt::format("the agent rewrote its task `{}`; kport's copy is "
+                         "restored and the attempt not trusted",
+                         inv.task_path),
+             "");
+      return;
+    }
+  }
   if (!ran) {
     report(self, port, plan, msg::Verdict::AGENT_ERROR, {}, ran.err().message,
            "");

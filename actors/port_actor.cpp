@@ -1,7 +1,10 @@
 #include "actors/port_actor.hpp"
 
+#include "core/confinement.hpp"
+
 #include "actors/attempt.hpp"
 #include "core/atomic_file.hpp"
+#include "core/confinement.hpp"
 #include "evidence/artifact_store.hpp"
 #include "evidence/bundle.hpp"
 #include "messages/diagnose_ir_generated.h"
@@ -243,6 +246,10 @@ void finish(self_ptr self, msg::FinalState state, std::string reason,
   if (auto r = load_report(st.last_gate_report))
     v.integrity = std::move(r->integrity);
   v.evidence = st.job_dir;
+  if (auto sb =
+          core::decide_sandbox(core::sandbox_mode_of(st.env->cfg->sandbox.mode),
+                               core::probe_sandbox()))
+    v.sandbox = sb->text;
   v.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                            st.started)
                  .count();
@@ -291,6 +298,8 @@ void on_outcome(self_ptr self, const msg::StageOutcome& out) {
     else if (def->type->diagnoses)
       st.last_diagnosis = artifact;
   }
+  if (def->is_gate())
+    pipeline::note_gate_outcome(st.progress, o);
   auto r = pipeline::next_stage(*st.env->cfg->pipeline, o, st.progress);
   pipeline::journaled_transition t;
   t.seq = st.seq;

@@ -29,8 +29,10 @@ error agent_failure(std::string msg) {
 
 /// exec: any command (an agent CLI, a script) in the workspace, in its own
 /// process group, killed with its group at the timeout.
-result<void> run_exec(const agent_invocation& inv) {
+result<void> run_exec(const agent_invocation& inv,
+                      const core::confinement& box) {
   core::process_spec p;
+  p.box = box;
   p.argv = inv.agent->command;
   p.cwd = inv.workspace;
   p.log_path = inv.log_path;
@@ -52,6 +54,10 @@ result<void> run_exec(const agent_invocation& inv) {
     return agent_failure(out.err().message);
   if (out->cancelled)
     return fail(error_code::cancelled, "the agent was cancelled");
+  if (!out->limit_hit.empty())
+    return agent_failure(fmt::format("the agent was killed for exceeding {}; "
+                                     "see {}",
+                                     out->limit_hit, inv.log_path));
   if (out->timed_out)
     return agent_failure(
         fmt::format("the agent timed out after {:g} s and was killed with its "
@@ -126,12 +132,13 @@ result<void> run_replay(const agent_invocation& inv) {
 } // namespace
 
 result<void> run_agent(const agent_invocation& inv,
-                       const agent_registry& registry) {
+                       const agent_registry& registry,
+                       const core::confinement& box) {
   if (inv.cancel && inv.cancel->cancelled())
     return fail(error_code::cancelled, "the agent was cancelled");
   auto& driver = inv.agent->driver;
   if (driver == "exec")
-    return run_exec(inv);
+    return run_exec(inv, box);
   if (driver == "builtin")
     return run_builtin(inv, registry);
   if (driver == "replay")

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/cancel_token.hpp"
+#include "core/confinement.hpp"
 #include "kport/agent.hpp"
 #include "kport/error.hpp"
 
@@ -30,7 +31,9 @@ using agent_registry_ptr = std::shared_ptr<agent_registry>;
 /// Runs the agent of an invocation with its configured driver (exec,
 /// builtin or replay). An error is an agent failure, with the reason that
 /// goes into the evidence; the result itself is checked afterwards.
+/// An exec agent runs confined as `box` says (agents/sandbox_policy).
 result<void> run_agent(const agent_invocation& inv,
-                       const agent_registry& registry);
+                       const agent_registry& registry,
+                       const core::confinement& box = {});
 
 } // namespace kport::agents

@@ -57,6 +57,19 @@ result<checked_result> check_agent_result(const std::string& attempt_dir,
     return fail(
         error_code::agent,
         fmt::format("the result `{}` is not a regular file", result_path));
+  // An oversized result is refused, and not kept whole either: the
+  // evidence keeps its first bytes and says how many were dropped.
+  constexpr std::uintmax_t result_limit = 16u << 20;
+  constexpr std::uintmax_t kept = 64u << 10;
+  if (auto size = fs::file_size(real, ec); !ec && size > result_limit) {
+    fs::resize_file(real, kept, ec);
+    return fail(error_code::agent,
+                fmt::format("the result `{}` is {} bytes, over the {} MiB "
+                            "limit; its first {} bytes are kept, {} bytes "
+                            "were dropped",
+                            result_path, size, result_limit >> 20, kept,
+                            size - kept));
+  }
   auto bin = messages::load_artifact_file(schema, real.string());
   if (!bin)
     return fail(error_code::agent,

@@ -3,6 +3,7 @@
 #include "cli/daemon_commands.hpp"
 #include "cli/run_command.hpp"
 #include "core/atomic_file.hpp"
+#include "core/confinement.hpp"
 #include "core/json_quote.hpp"
 #include "devices/cuda_probe.hpp"
 #include "gates/structure_gate.hpp"
@@ -49,6 +50,14 @@ int check_schema(const std::string& name, const std::string& file) {
   return 0;
 }
 
+/// How processes would be confined under `cfg` on this machine, in words.
+std::string sandbox_text(const kport::engine_config& cfg) {
+  auto sb = kport::core::decide_sandbox(
+      kport::core::sandbox_mode_of(cfg.sandbox.mode),
+      kport::core::probe_sandbox());
+  return sb ? sb->text : "refused (" + sb.err().message + ")";
+}
+
 int print_config(const std::vector<std::string>& files) {
   auto cfg = kport::load_config(files);
   if (!cfg) {
@@ -56,6 +65,7 @@ int print_config(const std::vector<std::string>& files) {
     return 2;
   }
   std::fwrite(cfg->merged_toml.data(), 1, cfg->merged_toml.size(), stdout);
+  std::printf("# sandbox: %s\n", sandbox_text(*cfg).c_str());
   return 0;
 }
 
@@ -91,13 +101,15 @@ int list_devices(const std::vector<std::string>& files, bool json) {
                         kport::core::json_quote(d.name), d.sm_clock_mhz,
                         d.max_sm_clock_mhz, d.memory_bytes);
       }
-    out += fmt::format("], \"cuda_error\": {}}}\n",
+    out += fmt::format("], \"sandbox\": {}, \"cuda_error\": {}}}\n",
+                       kport::core::json_quote(sandbox_text(*cfg)),
                        found ? "null"
                              : kport::core::json_quote(found.err().message));
     std::fwrite(out.data(), 1, out.size(), stdout);
     return 0;
   }
   std::printf("backend: %s\n", backend.c_str());
+  std::printf("sandbox: %s\n", sandbox_text(*cfg).c_str());
   if (cfg->devices.lease) {
     std::printf("lease: on, %d processes of a device start side by side, one "
                 "holds it\n",
@@ -189,7 +201,17 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--runs-dir", run.runs_dir,
                       "Where evidence bundles go (default: runtime.runs_dir)");
   run_cmd->add_option("--jobs", run.jobs, "Jobs running at once")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            try {
+              std::size_t used = 0;
+              if (std::stol(v, &used) >= 1 && used == v.size())
+                return {};
+            } catch (...) {
+            }
+            return "must be at least 1 (got " + v + ")";
+          },
+          "INT>=1"));
   run_cmd->add_flag("--json", run.json,
                     "Print one JSON object with a jobs array");
   run_cmd

@@ -1,10 +1,13 @@
 #include "cli/run_command.hpp"
 
+#include "core/confinement.hpp"
+
 #include "cli/expectations.hpp"
 #include "core/json_quote.hpp"
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
@@ -131,6 +134,11 @@ std::string devices_json(const std::vector<device_summary>& devices,
   return out + "\n]";
 }
 
+/// A JSON number, or null: JSON has no nan or inf.
+std::string json_number(double v) {
+  return std::isfinite(v) ? fmt::format("{:.6f}", v) : "null";
+}
+
 std::string summary_json(const std::vector<job_result>& results,
                          const std::vector<device_summary>& devices,
                          double wall_s) {
@@ -152,11 +160,11 @@ std::string summary_json(const std::vector<job_result>& results,
         "\"wall_s\": {:.3f}}}",
         first ? "" : ",", json_quote(r.job), json_quote(r.op),
         json_quote(to_string(r.state)), json_quote(r.reason), attempts,
-        r.repair_cycles,
-        r.has_geomean ? fmt::format("{:.6f}", r.geomean) : "null",
-        r.has_geomean ? fmt::format("{:.6f}", r.floor) : "null", r.configs,
-        r.tests_executed, r.tests_failed, r.efficiency, json_quote(r.evidence),
-        r.wall_s);
+        r.repair_cycles, r.has_geomean ? json_number(r.geomean) : "null",
+        r.has_geomean ? json_number(r.floor) : "null", r.configs,
+        r.tests_executed, r.tests_failed,
+        std::isfinite(r.efficiency) ? r.efficiency : 0.0,
+        json_quote(r.evidence), r.wall_s);
     first = false;
   }
   return out + fmt::format("\n], \"wall_s\": {:.3f}, \"devices\": {}}}\n",
@@ -236,11 +244,17 @@ int run_command(const run_options& opts) {
       return 2;
     }
   }
+  auto cfg_mode = cfg->sandbox.mode;
   auto engine = engine::start(std::move(*cfg));
   if (!engine) {
     std::fprintf(stderr, "kport: %s\n", engine.err().message.c_str());
     return exit_status(engine.err());
   }
+  // Said at start, on stderr (stdout may be JSON): the verdicts say it too.
+  if (auto sb = core::decide_sandbox(core::sandbox_mode_of(cfg_mode),
+                                     core::probe_sandbox());
+      sb && !sb->isolate)
+    std::fprintf(stderr, "kport: sandbox: %s\n", sb->text.c_str());
   // Subscribed before the first submit, so no early transition is missed.
   std::unique_ptr<live_lines> live;
   if (!opts.json && ::isatty(STDERR_FILENO)) {

@@ -5,6 +5,7 @@
 #include "core/atomic_file.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <sstream>
 
@@ -28,8 +29,10 @@ namespace {
 std::chrono::seconds seconds(toml_reader& r, std::string_view key,
                              std::chrono::seconds fallback) {
   auto v = r.number(key, static_cast<double>(fallback.count()));
-  if (v <= 0)
-    r.fail_at(key, "must be positive (seconds)");
+  if (!std::isfinite(v) || !(v >= 1))
+    r.fail_at(key, fmt::format("is {}: must be a finite number of seconds, "
+                               "at least 1",
+                               v));
   return std::chrono::seconds{static_cast<long>(v)};
 }
 
@@ -108,18 +111,39 @@ engine_config decode(toml::table& merged) {
   if (auto* t = top.table("perf")) {
     auto r = top.sub("perf", *t);
     c.perf.floor = r.number("floor", c.perf.floor);
-    if (c.perf.floor <= 0)
-      r.fail_at("floor", "must be positive (a ratio, e.g. 0.95)");
+    if (!std::isfinite(c.perf.floor) || !(c.perf.floor > 0))
+      r.fail_at("floor", "must be a finite positive ratio, e.g. 0.95");
     c.perf.rounds = positive(r, "rounds", c.perf.rounds);
     c.perf.min_time_ns = r.number("min_time_ns", c.perf.min_time_ns);
+    if (!std::isfinite(c.perf.min_time_ns) || !(c.perf.min_time_ns > 0))
+      r.fail_at("min_time_ns", "must be a finite positive number of ns");
     r.finish();
   }
   if (auto* t = top.table("agents")) {
     auto r = top.sub("agents", *t);
     c.agents.driver = r.string("driver", c.agents.driver);
     c.agents.timeout_s = r.number("timeout_s", c.agents.timeout_s);
-    if (c.agents.timeout_s <= 0)
-      r.fail_at("timeout_s", "must be positive (seconds)");
+    if (!std::isfinite(c.agents.timeout_s) || !(c.agents.timeout_s >= 0.001))
+      r.fail_at("timeout_s", "must be a finite number of seconds, at least "
+                             "0.001");
+    r.finish();
+  }
+  if (auto* t = top.table("sandbox")) {
+    auto r = top.sub("sandbox", *t);
+    auto& sb = c.sandbox;
+    sb.mode = r.string("mode", sb.mode);
+    if (sb.mode != "auto" && sb.mode != "required" && sb.mode != "off")
+      r.fail_at("mode", "must be \"auto\", \"required\" or \"off\"");
+    sb.agent_network = r.boolean("agent_network", sb.agent_network);
+    sb.agent_writable = r.strings("agent_writable");
+    auto mib = [&](std::string_view key) {
+      return static_cast<std::uint64_t>(positive(r, key, 0, 0)) << 20;
+    };
+    sb.memory_bytes = mib("memory_mib");
+    sb.processes = positive(r, "processes", 0, 0);
+    sb.workspace_bytes = mib("workspace_mib");
+    sb.file_bytes = mib("file_mib");
+    sb.open_files = positive(r, "open_files", 0, 0);
     r.finish();
   }
   if (auto* t = top.table("daemon")) {

@@ -4,6 +4,7 @@
 #include "messages/stage_table.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <optional>
 
@@ -82,8 +83,8 @@ stage_def read_stage(toml_reader& r, const std::string& name) {
     r.fail_at("max_attempts", "must be between 1 and 1000");
   s.max_attempts = static_cast<int>(attempts);
   auto deadline = r.number("deadline_s", 3600);
-  if (!(deadline >= 1))
-    r.fail_at("deadline_s", "must be a number of seconds, at least 1");
+  if (!std::isfinite(deadline) || !(deadline >= 1))
+    r.fail_at("deadline_s", "must be a finite number of seconds, at least 1");
   s.deadline = std::chrono::seconds{static_cast<long>(deadline)};
   if (auto* routes = r.table("routes")) {
     auto rr = r.sub("routes", *routes);
@@ -115,8 +116,9 @@ pipeline::pipeline_table read_pipeline_table(toml_reader& r) {
     r.fail_at("repair_cycles", "must be 0 or more");
   t.repair_cycles = static_cast<int>(cycles);
   auto deadline = r.number("job_deadline_s", 14400);
-  if (!(deadline >= 1))
-    r.fail_at("job_deadline_s", "must be a number of seconds, at least 1");
+  if (!std::isfinite(deadline) || !(deadline >= 1))
+    r.fail_at("job_deadline_s",
+              "must be a finite number of seconds, at least 1");
   t.job_deadline = std::chrono::seconds{static_cast<long>(deadline)};
   auto* stages = r.table("stages");
   if (!stages)

@@ -2,8 +2,10 @@
 
 #include "config/toml_reader.hpp"
 #include "core/atomic_file.hpp"
+#include "core/confinement.hpp"
 #include "pipeline/pipeline_table.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -26,6 +28,29 @@ std::string absolute(const std::string& dir, const std::string& p) {
   if (p.empty())
     return p;
   return fs::weakly_canonical(fs::path{dir} / p).string();
+}
+
+/// A path with `..` and symlinks resolved as far as it exists.
+std::string resolved(const std::string& p) {
+  std::error_code ec;
+  auto r = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  return ec ? fs::path{p}.lexically_normal().string() : r.string();
+}
+
+/// Whether two folders overlap: one is the other or lies inside it.
+bool overlaps(const std::string& a, const std::string& b) {
+  auto ra = resolved(a), rb = resolved(b);
+  return core::path_within(ra, rb) || core::path_within(rb, ra);
+}
+
+/// A duration in seconds that kport can keep: finite, at least 1 ms.
+double duration_s(toml_reader& r, std::string_view key, double fallback) {
+  auto v = r.number(key, fallback);
+  if (!std::isfinite(v) || !(v >= 0.001))
+    r.fail_at(key, fmt::format("is {}: must be a finite number of seconds, "
+                               "at least 0.001",
+                               v));
+  return v;
 }
 
 std::vector<std::string> argv(toml_reader& r, std::string_view key) {
@@ -64,9 +89,7 @@ agent_config read_agent(toml_reader& r, const agent_config& defaults,
     a.name = r.string("name", "");
   if (r.has("recording"))
     a.recording = absolute(base, r.string("recording", ""));
-  a.timeout_s = r.number("timeout_s", a.timeout_s);
-  if (a.timeout_s <= 0)
-    r.fail_at("timeout_s", "must be positive (seconds)");
+  a.timeout_s = duration_s(r, "timeout_s", a.timeout_s);
   if (auto* env = r.table("env")) {
     auto er = r.sub("env", *env);
     for (auto& k : er.keys())
@@ -100,6 +123,13 @@ port_spec decode(const toml::table& t, const std::string& name,
     r.fail_at("reference", "is required: a table with at least `dir`");
   auto rr = r.sub("reference", *ref);
   s.reference = read_side(rr, dir, true);
+  // kport's own evidence must not be part of what a port is checked against.
+  auto runs = resolved(cfg.runtime.runs_dir);
+  if (core::path_within(runs, resolved(s.reference.dir)))
+    rr.fail_at("dir", fmt::format("`{}` contains the runs folder `{}`: move "
+                                  "the runs folder out (--runs-dir or "
+                                  "runtime.runs_dir)",
+                                  s.reference.dir, runs));
   rr.finish();
   auto* tgt = r.table("target");
   if (!tgt)
@@ -107,6 +137,21 @@ port_spec decode(const toml::table& t, const std::string& name,
   auto tr = r.sub("target", *tgt);
   s.workspace = absolute(dir, tr.string("workspace", ""));
   s.target = read_side(tr, dir, false);
+  if (!s.workspace.empty()) {
+    // Agents write the workspace: it must not reach the reference, the
+    // spec or the evidence, whichever way round they nest.
+    std::pair<std::string, std::string> others[] = {
+        {"the reference", s.reference.dir},
+        {"the spec's folder", dir},
+        {"the runs folder", runs}};
+    for (auto& [what, other] : others)
+      if (overlaps(s.workspace, other))
+        tr.fail_at("workspace",
+                   fmt::format("`{}` overlaps {} `{}`: name a folder "
+                               "outside both (or leave the key out: "
+                               "<runs>/<job>/workspace)",
+                               s.workspace, what, resolved(other)));
+  }
   if (s.target.test.empty())
     tr.fail_at("test", "is required: the real test suite, an argv list");
   tr.finish();
@@ -116,15 +161,20 @@ port_spec decode(const toml::table& t, const std::string& name,
     auto tl = r.sub("tolerance", *tol);
     s.rtol = tl.number("rtol", s.rtol);
     s.atol = tl.number("atol", s.atol);
-    if (s.rtol < 0 || s.atol < 0)
-      tl.fail_at(s.rtol < 0 ? "rtol" : "atol", "must be 0 or more");
+    for (auto [key, v] : {std::pair{"rtol", s.rtol}, {"atol", s.atol}})
+      if (!std::isfinite(v) || !(v >= 0))
+        tl.fail_at(key, fmt::format("is {}: must be a finite number, 0 or "
+                                    "more",
+                                    v));
     tl.finish();
   }
   if (auto* perf = r.table("perf")) {
     auto pr = r.sub("perf", *perf);
     s.perf_floor = pr.number("floor", s.perf_floor);
-    if (s.perf_floor <= 0)
-      pr.fail_at("floor", "must be positive (a ratio, e.g. 0.95)");
+    if (!std::isfinite(s.perf_floor) || !(s.perf_floor > 0))
+      pr.fail_at("floor", fmt::format("is {}: must be a finite positive "
+                                      "ratio, e.g. 0.95",
+                                      s.perf_floor));
     auto rounds = pr.integer("rounds", s.perf_rounds);
     if (rounds < 1 || rounds > 100)
       pr.fail_at("rounds", "must be between 1 and 100");
@@ -151,11 +201,12 @@ port_spec decode(const toml::table& t, const std::string& name,
     for (auto& [k, v] : *agents)
       if (v.is_table())
         stages.emplace_back(k.str(), v.as_table());
-    toml::table plain;
-    for (auto& [k, v] : *agents)
-      if (!v.is_table() || k.str() == "env")
-        plain.insert(k, v);
-    toml_reader dr{plain, name, "agents"};
+    // The defaults are read from the table itself, not a copy: a copy has
+    // no source lines, and every key's error must name its own.
+    toml_reader dr{*agents, name, "agents"};
+    for (auto& [stage, body] : stages)
+      if (stage != "env")
+        dr.mark_known(stage);
     s.default_agent = read_agent(dr, defaults, dir);
     for (auto& [stage, body] : stages) {
       if (stage == "env")

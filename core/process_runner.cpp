@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,6 +63,37 @@ std::vector<char*> c_strings(std::vector<std::string>& xs) {
   return out;
 }
 
+/// 0 when `program` can be executed (a path, against `cwd` when relative,
+/// or a name on PATH), else the errno exec would give.
+int find_program(const std::string& program, const std::string& cwd) {
+  auto runnable = [](const std::string& p) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0)
+      return errno;
+    if (S_ISDIR(st.st_mode))
+      return EACCES;
+    return ::access(p.c_str(), X_OK) == 0 ? 0 : errno;
+  };
+  if (program.find('/') != std::string::npos)
+    return runnable(program[0] == '/' || cwd.empty() ? program
+                                                     : cwd + "/" + program);
+  const char* path = ::getenv("PATH");
+  std::string_view dirs = path ? path : "/usr/bin:/bin";
+  int err = ENOENT;
+  while (true) {
+    auto colon = dirs.find(':');
+    auto dir = dirs.substr(0, colon);
+    auto e = runnable(std::string{dir.empty() ? "." : dir} + "/" + program);
+    if (e == 0)
+      return 0;
+    if (e != ENOENT)
+      err = e;
+    if (colon == std::string_view::npos)
+      return err;
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
 int pidfd_open(pid_t pid) {
 #ifdef SYS_pidfd_open
   return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
@@ -89,15 +122,20 @@ public:
         done += static_cast<std::size_t>(w);
       }
       written_ += done;
-      if (k < n)
+      if (k < n) {
         out.log_truncated = true;
+        out.log_dropped += n - k;
+      }
     } else if (log_fd_ >= 0) {
       out.log_truncated = true;
+      out.log_dropped += n;
     }
     out.tail.append(data, n);
     if (out.tail.size() > 2 * tail_limit)
       out.tail.erase(0, out.tail.size() - tail_limit);
   }
+
+  std::size_t written() const { return written_; }
 
 private:
   int log_fd_;
@@ -108,6 +146,8 @@ private:
 } // namespace
 
 std::string process_outcome::describe() const {
+  if (!limit_hit.empty())
+    return "killed for exceeding " + limit_hit;
   if (cancelled)
     return "cancelled";
   if (timed_out)
@@ -125,9 +165,39 @@ result<process_outcome> run_process(const process_spec& spec,
                                     const cancel_token* cancel) {
   if (spec.argv.empty())
     return fail(error_code::process, "empty command line");
-  auto env = make_env(spec);
-  auto envp = c_strings(env);
+  auto& box = spec.box;
   auto argv_copy = spec.argv;
+  auto env_spec = spec.env;
+  if (box.isolate) {
+    // bwrap would start and then fail to exec: check here, so a missing
+    // program or folder reads as it does unconfined.
+    if (!spec.cwd.empty() && ::access(spec.cwd.c_str(), X_OK) != 0)
+      return fail(
+          error_code::process,
+          fmt::format("cannot enter `{}`: {}", spec.cwd, std::strerror(errno)));
+    if (auto missing = find_program(spec.argv[0], spec.cwd); missing != 0)
+      return fail(
+          error_code::process,
+          fmt::format("cannot run `{}`{}: {}", spec.argv[0],
+                      spec.cwd.empty() ? "" : fmt::format(" in `{}`", spec.cwd),
+                      std::strerror(missing)));
+    auto& support = probe_sandbox();
+    if (!support.bwrap)
+      return fail(
+          error_code::process,
+          fmt::format("cannot confine `{}`: {}", spec.argv[0], support.reason));
+    argv_copy = bwrap_command(support.bwrap_path, box, spec.argv, spec.cwd);
+    // The sandbox's /tmp is private; a TMPDIR elsewhere is read-only there.
+    env_spec.emplace_back("TMPDIR", "/tmp");
+  }
+  run_cgroup cgroup;
+  auto& lim = box.limits;
+  if (box.isolate || lim.processes > 0 || lim.memory_bytes > 0)
+    cgroup.create(lim);
+  auto spec_env = spec;
+  spec_env.env = std::move(env_spec);
+  auto env = make_env(spec_env);
+  auto envp = c_strings(env);
   auto argv = c_strings(argv_copy);
 
   int log_fd = -1;
@@ -166,11 +236,31 @@ result<process_outcome> run_process(const process_spec& spec,
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
 
   auto started = clock::now();
+  auto& join_fds = cgroup.join_fds();
+  rlimit fsize{static_cast<rlim_t>(lim.file_bytes),
+               static_cast<rlim_t>(lim.file_bytes)};
+  rlimit nofile{static_cast<rlim_t>(lim.open_files),
+                static_cast<rlim_t>(lim.open_files)};
   pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid == 0) {
     // Child: only async-signal-safe calls until exec.
     ::setpgid(0, 0);
+    // Into the run's cgroup before anything else runs: every descendant is
+    // born inside it, and limited and found there.
+    for (int fd : join_fds)
+      [[maybe_unused]] auto w = ::write(fd, "0", 1);
+    if (lim.file_bytes > 0)
+      ::setrlimit(RLIMIT_FSIZE, &fsize);
+    if (lim.open_files > 0)
+      ::setrlimit(RLIMIT_NOFILE, &nofile);
+    if (box.isolate || lim.processes > 0) {
+      // Dies with the thread that started it (kport killed with -9).
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent)
+        ::_exit(127);
+    }
+    ::signal(SIGXFSZ, SIG_DFL);
     // The forking thread may block signals (actor threads do): the child
     // must start with none blocked and default SIGPIPE, as a shell would.
     sigset_t none;
@@ -276,6 +366,8 @@ result<process_outcome> run_process(const process_spec& spec,
   // drained; a member that escaped the group (setsid) may hold the pipe open,
   // so the drain is bounded.
   auto drain_until = clock::time_point::max();
+  auto next_watch = clock::now();
+  bool watching = lim.watched_bytes > 0 || cgroup.active();
   char buf[16384];
   while (out_fd >= 0 || !exited) {
     std::vector<pollfd> fds;
@@ -288,7 +380,9 @@ result<process_outcome> run_process(const process_spec& spec,
     if (!exited && spec.timeout_signal && !terminating)
       fds.push_back({spec.timeout_signal->fd(), POLLIN, 0});
     auto now = clock::now();
-    auto next = std::min({deadline, kill_at, drain_until});
+    auto next =
+        std::min({deadline, kill_at, drain_until,
+                  watching && !exited ? next_watch : clock::time_point::max()});
     int wait_ms = -1;
     if (next != clock::time_point::max())
       wait_ms = static_cast<int>(std::max<long long>(
@@ -334,6 +428,7 @@ result<process_outcome> run_process(const process_spec& spec,
       if (leader_done) {
         // The leader is a zombie until reaped, so its group id is still ours.
         ::kill(-pid, SIGKILL);
+        cgroup.kill_all();
         ::waitpid(pid, &status, 0);
         group_gone();
         exited = true;
@@ -344,8 +439,30 @@ result<process_outcome> run_process(const process_spec& spec,
         out.timed_out = !out.cancelled;
         terminate();
       }
-      if (now >= kill_at)
+      if (now >= kill_at) {
         ::kill(-pid, SIGKILL);
+        cgroup.kill_all();
+      }
+      if (watching && now >= next_watch) {
+        next_watch = now + std::chrono::milliseconds(100);
+        // A fork bomb fails its forks at the pids limit; the attempt ends
+        // there instead of spinning until its timeout.
+        if (out.limit_hit.empty()) {
+          out.limit_hit = cgroup.limit_hit();
+          if (!out.limit_hit.empty()) {
+            ::kill(-pid, SIGKILL);
+            cgroup.kill_all();
+          }
+        }
+        if (lim.watched_bytes > 0 && out.limit_hit.empty() &&
+            disk_bytes_under(lim.watched) > lim.watched_bytes) {
+          out.limit_hit = fmt::format("the disk limit ({} MiB written under "
+                                      "`{}`)",
+                                      lim.watched_bytes >> 20, lim.watched);
+          ::kill(-pid, SIGKILL);
+          cgroup.kill_all();
+        }
+      }
     } else if (now >= drain_until && out_fd >= 0) {
       ::close(out_fd);
       out_fd = -1;
@@ -353,11 +470,33 @@ result<process_outcome> run_process(const process_spec& spec,
   }
   if (pidfd >= 0)
     ::close(pidfd);
-  if (log_fd >= 0)
+  cgroup.kill_all();
+  if (out.limit_hit.empty())
+    out.limit_hit = cgroup.limit_hit();
+  if (log_fd >= 0) {
+    // A cut log says so at its end, within its cap: the marker replaces the
+    // last bytes kept, so a reader never takes the log for the whole.
+    if (out.log_truncated) {
+      auto marker = fmt::format("\n[kport: log cut at its cap of {} bytes; "
+                                "{} bytes dropped]\n",
+                                spec.log_limit, out.log_dropped);
+      auto kept = sink.written();
+      auto at = kept > marker.size() ? kept - marker.size() : 0;
+      [[maybe_unused]] auto w = ::pwrite(log_fd, marker.data(), marker.size(),
+                                         static_cast<off_t>(at));
+      [[maybe_unused]] auto t =
+          ::ftruncate(log_fd, static_cast<off_t>(at + marker.size()));
+    }
     ::close(log_fd);
+  }
   out.wall = clock::now() - started;
   if (WIFEXITED(status)) {
     out.exit_code = WEXITSTATUS(status);
+    // bwrap passes a signal death on as exit 128 + signal, as a shell does.
+    if (box.isolate && out.exit_code > 128 && out.exit_code < 128 + NSIG) {
+      out.signal = out.exit_code - 128;
+      out.exit_code = -1;
+    }
   } else if (WIFSIGNALED(status)) {
     out.signal = WTERMSIG(status);
     out.exit_code = -1;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/cancel_token.hpp"
+#include "core/confinement.hpp"
 #include "kport/error.hpp"
 
 #include <chrono>
@@ -32,6 +33,9 @@ struct process_spec {
   cancel_token_ptr timeout_signal;
   /// Between SIGTERM and SIGKILL of the process group on timeout or cancel.
   std::chrono::milliseconds kill_grace{1000};
+  /// What the process may see and use, and its limits (README, "Security
+  /// model"); the default confines nothing.
+  confinement box;
 };
 
 /// How a process ended.
@@ -43,12 +47,17 @@ struct process_outcome {
   bool log_truncated = false;
   std::size_t output_bytes = 0;
   std::chrono::nanoseconds wall{0};
+  /// A limit of `spec.box` the process hit, in words ("" when none): it was
+  /// killed for it.
+  std::string limit_hit;
+  /// Output bytes beyond the log's cap (counted, not stored).
+  std::size_t log_dropped = 0;
   /// The last bytes of output (up to 64 KiB): where test summaries are.
   std::string tail;
 
   /// True when it ran to the end and exited 0.
   bool succeeded() const noexcept {
-    return exit_code == 0 && !timed_out && !cancelled;
+    return exit_code == 0 && !timed_out && !cancelled && limit_hit.empty();
   }
 
   /// A one-line description: "exit 1", "killed by signal 9", "timed out".
@@ -70,6 +79,8 @@ void set_process_group_observer(const process_group_observer* observer);
 
 /// Runs a child in its own process group and waits for it, its timeout or a
 /// cancel, whichever comes first; on timeout or cancel the whole group dies.
+/// Confined (`spec.box`), every descendant dies with the child, whatever
+/// session or group it moved to: the PID namespace and the run's cgroup.
 ///
 /// The one process runner of kport: agents, builds, tests and benches all go
 /// through it. Errors are only for a process that could not be started.

@@ -45,6 +45,19 @@ prepared_run prepare_run(const measured_run& run, const device_descriptor& desc,
                        [&](auto& kv) { return kv.first == k; });
   });
   p.spec.env.insert(p.spec.env.end(), env.begin(), env.end());
+  if (p.spec.box.isolate) {
+    // A confined run still writes its traces, loads the injection library,
+    // reaches the lease socket and, on a GPU, its device nodes.
+    using kind = core::sandbox_mount::kind;
+    auto& m = p.spec.box.mounts;
+    m.push_back({kind::writable, run.trace_dir});
+    if (!opts.inject_path.empty())
+      m.push_back({kind::read_only, opts.inject_path});
+    if (opts.lease && !lease_socket.empty())
+      m.push_back(
+          {kind::writable, fs::path{lease_socket}.parent_path().string()});
+    p.spec.box.host_devices = cuda;
+  }
   if (opts.lease) {
     // The lease bounds start-up and the time on the device, each by the
     // run's timeout; time spent waiting for others is not the run's.

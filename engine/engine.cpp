@@ -5,6 +5,7 @@
 #include "actors/device_pool.hpp"
 #include "actors/supervisor.hpp"
 #include "core/atomic_file.hpp"
+#include "core/confinement.hpp"
 #include "devices/cuda_probe.hpp"
 #include "evidence/artifact_store.hpp"
 #include "evidence/bundle.hpp"
@@ -129,6 +130,15 @@ result<std::unique_ptr<engine>> engine::start(engine_config cfg,
                                             runs.string(), ec.message()));
   cfg.runtime.runs_dir = runs.string();
   spdlog::set_level(spdlog::level::from_str(cfg.runtime.log_level));
+  // Before anything runs: a required sandbox the machine cannot give stops
+  // here, and the CLI says how it confines.
+  auto sandbox = core::decide_sandbox(core::sandbox_mode_of(cfg.sandbox.mode),
+                                      core::probe_sandbox());
+  if (!sandbox)
+    return std::move(sandbox).err();
+  // The CLI prints it on stderr (stdout may be JSON); embedders ask
+  // decide_sandbox themselves.
+  spdlog::debug("sandbox: {}", sandbox->text);
   core::set_durable_writes(cfg.runtime.fsync);
   // Every decision goes through the journal; without runtime.journal it
   // lives in memory and dies with this engine.

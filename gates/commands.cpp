@@ -1,6 +1,7 @@
 #include "gates/commands.hpp"
 
 #include "core/atomic_file.hpp"
+#include "gates/sandbox_policy.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -59,6 +60,22 @@ core::process_spec side_process(const gate_context& ctx, side s,
   // would send this process's ranges to somebody else's trace.
   p.unset_env = {"KPORT_TRACE_DIR", "NVTX_INJECTION64_PATH",
                  "CUDA_INJECTION64_PATH"};
+  auto state = core::decide_sandbox(
+      core::sandbox_mode_of(ctx.cfg->sandbox.mode), core::probe_sandbox());
+  gate_paths paths;
+  paths.runs_dir = ctx.cfg->runtime.runs_dir;
+  paths.job_dir = ctx.job_dir;
+  paths.spec_dir = ctx.spec->dir;
+  paths.reference_dir = ctx.spec->reference.dir;
+  paths.reference_out = ctx.reference_out;
+  paths.workspace = ctx.workspace;
+  paths.attempt_dir = ctx.attempt_dir;
+  paths.inject_path = ctx.inject_path;
+  auto tmp = fs::temp_directory_path().string();
+  if (tmp != "/tmp" && tmp != "/tmp/")
+    paths.tmp_dir = tmp;
+  p.box = gate_confinement(paths, s == side::reference, ctx.cfg->sandbox,
+                           state && state->isolate);
   return p;
 }
 

@@ -75,8 +75,48 @@ const route_entry* match_route(const stage_def& stage,
   return find({msg::Verdict::UNSET, {}, true});
 }
 
+void note_gate_outcome(job_progress& progress, const stage_outcome& out) {
+  using msg::Verdict;
+  switch (out.verdict) {
+  case Verdict::FAIL:
+  case Verdict::INVESTIGATE:
+  case Verdict::BLOCKED:
+    progress.gate_failure = outcome_name(out);
+    if (!out.reason.empty())
+      progress.gate_failure += ": " + out.reason;
+    break;
+  default:
+    progress.gate_failure.clear();
+  }
+}
+
+namespace {
+
+/// A route that ends the job after an agent stage names the gate that
+/// failed last: agents that claim success do not decide a job.
+route naming_gate(route r, const stage_def& stage, const job_progress& p) {
+  if (r.final() && !stage.is_gate() && !p.gate_failure.empty())
+    r.reason += "; the last gate failure: " + p.gate_failure;
+  return r;
+}
+
+route next_stage_of(const pipeline_table& table, const stage_outcome& out,
+                    const job_progress& progress);
+
+} // namespace
+
 route next_stage(const pipeline_table& table, const stage_outcome& out,
                  const job_progress& progress) {
+  auto r = next_stage_of(table, out, progress);
+  if (auto* stage = table.find(out.stage))
+    return naming_gate(std::move(r), *stage, progress);
+  return r;
+}
+
+namespace {
+
+route next_stage_of(const pipeline_table& table, const stage_outcome& out,
+                    const job_progress& progress) {
   auto* stage = table.find(out.stage);
   if (!stage)
     return rejected(
@@ -123,5 +163,7 @@ route next_stage(const pipeline_table& table, const stage_outcome& out,
                     true);
   return route{target, because, back, false};
 }
+
+} // namespace
 
 } // namespace kport::pipeline

@@ -23,6 +23,9 @@ struct job_progress {
   std::vector<std::string> first_visits; ///< stages in order of first run
   int repair_cycles = 0;
   int runs = 0;
+  /// The last gate that failed, in words ("correctness FAIL.kernel: ..."),
+  /// until a gate passes again: a job that ends after agent stages names it.
+  std::string gate_failure;
 
   /// Records that `stage` is about to run.
   void start(const std::string& stage);
@@ -33,6 +36,10 @@ struct job_progress {
   /// `from`: a repair cycle.
   bool steps_back(std::string_view from, std::string_view to) const;
 };
+
+/// Records a gate's outcome in `progress.gate_failure` (set on a failure,
+/// cleared on a pass); agent outcomes leave it. Pure.
+void note_gate_outcome(job_progress& progress, const stage_outcome& out);
 
 /// Where a job goes next; `reason` is what the evidence bundle records.
 struct route {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -71,6 +72,19 @@ struct daemon_settings {
   int max_watchers = 256;
 };
 
+/// [sandbox]: how agent attempts and measured runs are confined (README,
+/// "Security model"). Sizes in bytes; 0 = no limit.
+struct sandbox_settings {
+  std::string mode = "auto"; ///< auto, required or off
+  bool agent_network = true; ///< agents that call a model API need it
+  std::vector<std::string> agent_writable; ///< beyond workspace and attempt
+  std::uint64_t memory_bytes = 0;
+  int processes = 0;
+  std::uint64_t workspace_bytes = 0;
+  std::uint64_t file_bytes = 0;
+  int open_files = 0;
+};
+
 /// kport's whole configuration: the embedded defaults with user files merged.
 struct engine_config {
   runtime_settings runtime;
@@ -79,6 +93,7 @@ struct engine_config {
   perf_settings perf;
   agent_defaults agents;
   daemon_settings daemon;
+  sandbox_settings sandbox;
   /// [pipeline]: stages, routes and caps (pipeline/pipeline_table.hpp).
   std::shared_ptr<const pipeline::pipeline_table> pipeline;
   /// The merged TOML, as `kport config` prints it.

@@ -131,6 +131,40 @@ TEST(cli_test, run_refuses_a_toml_syntax_error_naming_file_and_line) {
   EXPECT_TRUE(contains(r.err, "broken.toml:2")) << describe(r);
 }
 
+TEST(cli_test, jobs_zero_says_it_must_be_at_least_one) {
+  temp_dir tmp;
+  auto spec = tmp / "spec.toml";
+  write_text(spec, "operator = \"x\"\n");
+  auto r = kport({"run", spec, "--jobs", "0", "--runs-dir", tmp / "runs"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_TRUE(contains(r.err, "must be at least 1")) << describe(r);
+}
+
+TEST(cli_test, config_and_devices_say_how_processes_are_confined) {
+  auto c = kport({"config"});
+  ASSERT_EQ(c.exit_code, 0) << describe(c);
+  EXPECT_TRUE(contains(c.out, "# sandbox: on (bwrap)") ||
+              contains(c.out, "# sandbox: off ("))
+      << describe(c);
+  auto d = kport({"devices"});
+  ASSERT_EQ(d.exit_code, 0) << describe(d);
+  EXPECT_TRUE(contains(d.out, "sandbox: on (bwrap)") ||
+              contains(d.out, "sandbox: off ("))
+      << describe(d);
+}
+
+TEST(cli_test, run_refuses_a_workspace_inside_the_reference) {
+  temp_dir tmp;
+  std::filesystem::create_directories(tmp / "reference");
+  auto spec = tmp / "spec.toml";
+  write_text(spec, "operator = \"x\"\n[reference]\ndir = \"reference\"\n"
+                   "[target]\ntest = [\"t\"]\nworkspace = \"reference/ws\"\n");
+  auto r = kport({"run", spec, "--runs-dir", tmp / "runs"});
+  EXPECT_EQ(r.exit_code, 2) << describe(r);
+  EXPECT_TRUE(contains(r.err, "spec.toml:6: key `target.workspace`"))
+      << describe(r);
+}
+
 TEST(cli_test, run_refuses_a_wrong_type_naming_file_line_and_key) {
   temp_dir tmp;
   auto spec = tmp / "typed.toml";

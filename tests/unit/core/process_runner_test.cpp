@@ -94,7 +94,10 @@ TEST(process_runner, log_is_capped_but_output_is_counted) {
   EXPECT_EQ(out->exit_code, 0);
   EXPECT_EQ(out->output_bytes, 1000000u);
   EXPECT_TRUE(out->log_truncated);
+  // The cap, its last bytes the marker that says the log was cut and how
+  // much.
   EXPECT_EQ(fs::file_size(log), 4096u);
+  EXPECT_EQ(out->log_dropped, 1000000u - 4096u);
   EXPECT_LE(out->tail.size(), 64u << 10);
 }
 

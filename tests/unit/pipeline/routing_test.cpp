@@ -40,10 +40,11 @@ protected:
              const std::string& qualifier = "",
              const std::string& reason = "") {
     progress_.start(stage);
-    auto r = next_stage(table_,
-                        outcome(table_, stage, progress_.attempts_of(stage),
-                                verdict, qualifier, reason),
-                        progress_);
+    auto out = outcome(table_, stage, progress_.attempts_of(stage), verdict,
+                       qualifier, reason);
+    if (table_.find(stage)->is_gate())
+      note_gate_outcome(progress_, out);
+    auto r = next_stage(table_, out, progress_);
     if (r.repair_cycle)
       ++progress_.repair_cycles;
     return r;
@@ -52,6 +53,29 @@ protected:
   pipeline_table table_;
   job_progress progress_;
 };
+
+TEST_F(routing, a_job_ended_after_agents_that_claim_success_names_the_gate) {
+  step("analyze", "PASS");
+  step("translate", "COMPILED");
+  step("integrate", "INTEGRATED");
+  step("structure", "PASS");
+  route r;
+  for (int i = 0; i < 10 && !r.final(); ++i) {
+    r = step("correctness", "FAIL", "kernel", "2 of 6 tests failed");
+    if (r.final())
+      break;
+    r = step("diagnose_ir", "FAIL_FIXABLE", "kernel");
+    if (r.final())
+      break;
+    step("translate", "COMPILED");
+    step("integrate", "INTEGRATED");
+    step("structure", "PASS");
+  }
+  ASSERT_TRUE(r.final());
+  EXPECT_NE(r.reason.find("correctness FAIL.kernel: 2 of 6 tests failed"),
+            std::string::npos)
+      << r.reason;
+}
 
 TEST_F(routing, happy_path_reaches_accepted) {
   EXPECT_EQ(to_string(step("analyze", "PASS").next), "translate");
