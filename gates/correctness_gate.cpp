@@ -1,3 +1,4 @@
+#include "gates/integrity/reference_rules.hpp"
 #include "gates/correctness_gate.hpp"
 
 #include "core/atomic_file.hpp"
@@ -45,6 +46,8 @@ correctness_decision decide_correctness(const core::process_outcome& run,
 gate_outcome run_correctness_gate(const gate_context& ctx) {
   msg::GateReportT report;
   report.gate = msg::GateKind::correctness;
+  if (auto stop = check_reference_first(ctx, report))
+    return *stop;
   auto fail_with = [&](msg::FailureClass cls, std::string reason) {
     return finish_gate(ctx, report, msg::Verdict::FAIL, cls, std::move(reason));
   };
