@@ -1,5 +1,8 @@
 #include "evidence/manifest.hpp"
 
+#include "core/atomic_file.hpp"
+#include "evidence/artifact_store.hpp"
+
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -235,6 +238,26 @@ std::vector<file_change> protected_changes(const manifest& start,
   std::sort(out.begin(), out.end(),
             [](auto& a, auto& b) { return a.path < b.path; });
   return out;
+}
+
+result<manifest> record_manifest(const port_spec& spec,
+                                 const std::string& workspace,
+                                 const std::string& job_dir,
+                                 const std::string& job) {
+  auto base = (fs::path{job_dir} / "manifest").string();
+  std::error_code ec;
+  if (fs::exists(base + ".bin", ec)) {
+    auto bin = core::read_file(base + ".bin", 1u << 30);
+    if (!bin)
+      return std::move(bin).err();
+    return manifest_from_binary(*bin);
+  }
+  auto m = take_manifest(spec, workspace);
+  if (!m)
+    return m;
+  if (auto w = store_artifact(base, "manifest", to_binary(*m, job)); !w)
+    return std::move(w).err();
+  return m;
 }
 
 std::string to_binary(const manifest& m, const std::string& job) {

@@ -75,6 +75,14 @@ result<manifest> rehash_protected(const manifest& start);
 std::vector<file_change> protected_changes(const manifest& start,
                                            const manifest& now);
 
+/// The job's manifest: read back from `<job_dir>/manifest.bin` when the job
+/// resumes (the start is the first start), else taken now and stored as
+/// `<job_dir>/manifest.{json,bin}`.
+result<manifest> record_manifest(const port_spec& spec,
+                                 const std::string& workspace,
+                                 const std::string& job_dir,
+                                 const std::string& job);
+
 /// The manifest as its message, and back.
 std::string to_binary(const manifest& m, const std::string& job);
 result<manifest> manifest_from_binary(std::string_view binary);
