@@ -1,0 +1,93 @@
+// reference_modified with no sandbox: an exec agent that edits the
+// reference's code, its test suite, its bench or the spec in the middle of a
+// job gets the job REJECTED at the next gate, naming the file; the same job
+// with an agent that edits nothing is ACCEPTED. The tiny project is copied
+// into a temp folder first, so the agents edit the copy.
+
+#include "support.hpp"
+
+#include "core/atomic_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace kport::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct edit_case {
+  const char* name;
+  const char* file; ///< relative to the project copy; "" edits nothing
+};
+
+class reference_modified_test : public ::testing::TestWithParam<edit_case> {
+protected:
+  temp_dir tmp;
+
+  /// The tiny project's spec, every path of the project moved to the copy,
+  /// written to spec.toml and loaded from there (so the spec is hashed).
+  job_result run(const std::string& edit_file) {
+    auto copy = tmp / "project";
+    fs::copy(project_path(""), copy, fs::copy_options::recursive);
+    auto cfg = make_config(tmp / "runs");
+    project_spec p{.agent = "edit_reference.sh"};
+    p.env = {{"KPORT_TEST_EDIT_FILE",
+              edit_file.empty() ? tmp / "unused" : tmp / edit_file}};
+    auto text = spec_text(p);
+    auto from = fs::path{project_path("")}.string();
+    for (auto at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + copy.size()))
+      text.replace(at, from.size(), copy + "/");
+    auto spec_path = tmp / "spec.toml";
+    EXPECT_TRUE(core::write_file_atomic(spec_path, text));
+    auto spec = load_port_spec(spec_path, cfg);
+    EXPECT_TRUE(spec) << spec.err().message;
+    auto eng = start_engine(cfg);
+    auto job = eng->submit(*spec);
+    EXPECT_TRUE(job) << job.err().message;
+    auto r = eng->wait(*job, job_timeout);
+    EXPECT_TRUE(r) << r.err().message;
+    return r ? *r : job_result{};
+  }
+};
+
+TEST_P(reference_modified_test, an_edit_mid_job_is_rejected_naming_the_file) {
+  std::string file = GetParam().file;
+  auto r = run(file);
+  if (file.empty()) {
+    EXPECT_EQ(r.state, kport::final_state::accepted) << describe(r);
+    return;
+  }
+  ASSERT_EQ(r.state, kport::final_state::rejected) << describe(r);
+  EXPECT_EQ(r.reason.rfind("reference_modified: ", 0), 0u) << r.reason;
+  auto shown = file.rfind("project/reference/", 0) == 0
+                   ? file.substr(std::string{"project/reference/"}.size())
+                   : tmp / file;
+  EXPECT_TRUE(contains(r.reason, "changed " + shown)) << r.reason;
+  auto h = read_history(r.evidence);
+  ASSERT_FALSE(h.empty());
+  EXPECT_EQ(h.back().stage, "structure") << describe(h);
+  EXPECT_EQ(h.back().verdict, "FAIL");
+  EXPECT_EQ(h.back().next, "REJECTED");
+  // Both hashings stay in the evidence.
+  EXPECT_TRUE(fs::exists(fs::path{r.evidence} / "manifest.json"));
+  bool now = false;
+  for (auto& e : fs::recursive_directory_iterator{r.evidence})
+    now |= e.path().filename() == "manifest-now.json";
+  EXPECT_TRUE(now) << "no manifest-now.json under " << r.evidence;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    agents, reference_modified_test,
+    ::testing::Values(edit_case{"reference_source",
+                                "project/reference/kernel.sh"},
+                      edit_case{"test_suite", "project/run_tests.sh"},
+                      edit_case{"bench", "project/bench.sh"},
+                      edit_case{"spec", "spec.toml"}, edit_case{"honest", ""}),
+    [](const auto& info) { return std::string{info.param.name}; });
+
+} // namespace
+} // namespace kport::test
