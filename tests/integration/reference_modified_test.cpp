@@ -29,11 +29,13 @@ protected:
 
   /// The tiny project's spec, every path of the project moved to the copy,
   /// written to spec.toml and loaded from there (so the spec is hashed).
-  job_result run(const std::string& edit_file) {
+  job_result run(const std::string& edit_file,
+                 const std::string& agent = "edit_reference.sh",
+                 const std::string& spec_extra = "") {
     auto copy = tmp / "project";
     fs::copy(project_path(""), copy, fs::copy_options::recursive);
     auto cfg = make_config(tmp / "runs");
-    project_spec p{.agent = "edit_reference.sh"};
+    project_spec p{.agent = agent};
     p.env = {{"KPORT_TEST_EDIT_FILE",
               edit_file.empty() ? tmp / "unused" : tmp / edit_file}};
     auto text = spec_text(p);
@@ -41,6 +43,7 @@ protected:
     for (auto at = text.find(from); at != std::string::npos;
          at = text.find(from, at + copy.size()))
       text.replace(at, from.size(), copy + "/");
+    text += spec_extra;
     auto spec_path = tmp / "spec.toml";
     EXPECT_TRUE(core::write_file_atomic(spec_path, text));
     auto spec = load_port_spec(spec_path, cfg);
@@ -88,6 +91,30 @@ INSTANTIATE_TEST_SUITE_P(
                       edit_case{"bench", "project/bench.sh"},
                       edit_case{"spec", "spec.toml"}, edit_case{"honest", ""}),
     [](const auto& info) { return std::string{info.param.name}; });
+
+/// The static scan: the same project, an agent that writes code reading the
+/// bench loop's frames.
+using static_scan_test = reference_modified_test;
+
+TEST_F(static_scan_test, code_that_reads_the_harness_fails_structure) {
+  auto r = run("", "suspicious.sh");
+  ASSERT_EQ(r.state, kport::final_state::rejected) << describe(r);
+  EXPECT_EQ(
+      r.reason.rfind("suspicious_code: peek.py:5: [interpreter_frames]", 0), 0u)
+      << r.reason;
+  EXPECT_TRUE(contains(r.reason, "`sys._getframe`")) << r.reason;
+  auto h = read_history(r.evidence);
+  ASSERT_FALSE(h.empty());
+  EXPECT_EQ(h.back().stage, "structure") << describe(h);
+}
+
+TEST_F(static_scan_test, a_finding_the_spec_allows_is_a_note) {
+  // The spec's table goes after [agents.env], at the end of the text.
+  auto r = run("", "suspicious.sh",
+               "\n[[scan.allow]]\nrule = \"interpreter_frames\"\n"
+               "path = \"peek.py\"\nreason = \"a test of the allow\"\n");
+  EXPECT_EQ(r.state, kport::final_state::accepted) << describe(r);
+}
 
 } // namespace
 } // namespace kport::test
