@@ -70,8 +70,9 @@ result<std::uint64_t> hash_file(const std::string& path) {
   return XXH3_64bits_digest(st.get());
 }
 
-result<std::vector<manifest_file>> hash_tree(const std::string& root,
-                                             msg::ManifestRole role) {
+result<std::vector<manifest_file>>
+hash_tree(const std::string& root, msg::ManifestRole role,
+          const std::vector<std::string>& skip) {
   std::vector<manifest_file> out;
   std::error_code ec;
   if (!fs::is_directory(root, ec))
@@ -86,7 +87,8 @@ result<std::vector<manifest_file>> hash_tree(const std::string& root,
       return fail(error_code::io,
                   fmt::format("cannot list `{}`: {}", root, ec.message()));
     auto p = it->path().string();
-    if (is_byproduct(p)) {
+    if (is_byproduct(p) || std::any_of(skip.begin(), skip.end(),
+                                       [&](auto& s) { return under(p, s); })) {
       if (it->is_directory(ec))
         it.disable_recursion_pending();
       continue;
@@ -116,9 +118,14 @@ std::vector<std::string> find_sdk_dirs(const std::string& from) {
 }
 
 result<manifest> take_manifest(const port_spec& spec,
-                               const std::string& workspace) {
+                               const std::string& workspace,
+                               const std::vector<std::string>& excluded) {
   manifest m;
   m.workspace = workspace.empty() ? std::string{} : canonical_path(workspace);
+  if (!m.workspace.empty())
+    m.excluded.push_back(m.workspace);
+  for (auto& e : excluded)
+    m.excluded.push_back(canonical_path(e));
   m.roots.push_back(canonical_path(spec.reference.dir));
   for (auto& d : find_sdk_dirs(spec.reference.dir))
     m.roots.push_back(d);
@@ -148,7 +155,8 @@ result<manifest> take_manifest(const port_spec& spec,
       if (!fs::is_regular_file(p, ec))
         continue;
       auto c = canonical_path(p);
-      if (!under(c, m.workspace))
+      if (std::none_of(m.excluded.begin(), m.excluded.end(),
+                       [&](auto& e) { return under(c, e); }))
         singles.emplace_back(c, msg::ManifestRole::command);
     }
   };
@@ -162,7 +170,7 @@ result<manifest> take_manifest(const port_spec& spec,
     singles.emplace_back(spec.ir_policy, msg::ManifestRole::command);
   for (std::size_t i = 0; i < m.roots.size(); ++i) {
     auto role = i == 0 ? msg::ManifestRole::reference : msg::ManifestRole::sdk;
-    auto files = hash_tree(m.roots[i], role);
+    auto files = hash_tree(m.roots[i], role, m.excluded);
     if (!files)
       return std::move(files).err();
     m.files.insert(m.files.end(), files->begin(), files->end());
@@ -191,9 +199,10 @@ result<manifest> take_manifest(const port_spec& spec,
 result<manifest> rehash_protected(const manifest& start) {
   manifest now;
   now.roots = start.roots;
+  now.excluded = start.excluded;
   for (std::size_t i = 0; i < start.roots.size(); ++i) {
     auto role = i == 0 ? msg::ManifestRole::reference : msg::ManifestRole::sdk;
-    auto files = hash_tree(start.roots[i], role);
+    auto files = hash_tree(start.roots[i], role, start.excluded);
     if (!files)
       return std::move(files).err();
     now.files.insert(now.files.end(), files->begin(), files->end());
@@ -252,7 +261,7 @@ result<manifest> record_manifest(const port_spec& spec,
       return std::move(bin).err();
     return manifest_from_binary(*bin);
   }
-  auto m = take_manifest(spec, workspace);
+  auto m = take_manifest(spec, workspace, {job_dir});
   if (!m)
     return m;
   if (auto w = store_artifact(base, "manifest", to_binary(*m, job)); !w)
@@ -265,6 +274,7 @@ std::string to_binary(const manifest& m, const std::string& job) {
   t.job = job;
   t.roots = m.roots;
   t.workspace = m.workspace;
+  t.excluded = m.excluded;
   for (auto& f : m.files) {
     auto mf = std::make_unique<msg::ManifestFileT>();
     mf->path = f.path;
@@ -288,6 +298,7 @@ result<manifest> manifest_from_binary(std::string_view binary) {
   manifest m;
   m.roots = t->roots;
   m.workspace = t->workspace;
+  m.excluded = t->excluded;
   for (auto& f : t->files) {
     manifest_file mf;
     mf.path = f->path;

@@ -31,6 +31,8 @@ struct manifest {
   std::vector<std::string> roots; ///< folders listed whole (not workspace)
   std::string workspace;
   std::vector<manifest_file> files;
+  /// Folders inside the roots left out: the workspace, the job's folder.
+  std::vector<std::string> excluded;
 };
 
 /// How a protected file differs between two manifests.
@@ -49,11 +51,12 @@ bool is_byproduct(const std::string& path);
 /// XXH3-64 of a file's contents.
 result<std::uint64_t> hash_file(const std::string& path);
 
-/// Every regular file under `root` (by-products left out), with `role`.
-/// Symbolic links are hashed as what they point to, never followed into
-/// folders.
-result<std::vector<manifest_file>> hash_tree(const std::string& root,
-                                             msg::ManifestRole role);
+/// Every regular file under `root` (by-products and the folders of `skip`
+/// left out), with `role`. Symbolic links are hashed as what they point
+/// to, never followed into folders.
+result<std::vector<manifest_file>>
+hash_tree(const std::string& root, msg::ManifestRole role,
+          const std::vector<std::string>& skip = {});
 
 /// The SDK folders a reference uses: sdk/python and sdk/cpp of the
 /// nearest ancestor of `from` that has them (kport's source tree, where
@@ -63,9 +66,12 @@ std::vector<std::string> find_sdk_dirs(const std::string& from);
 /// The protected part of a job: the reference folder, the files and
 /// folders the spec's commands name (after {reference} substitution;
 /// those inside the workspace left out), the spec file, the SDK folders.
-/// `workspace` is hashed too, with role workspace.
+/// `workspace` is hashed too, with role workspace. The workspace and the
+/// folders of `excluded` (the job's own) are never protected, even when
+/// they lie inside the reference's folder.
 result<manifest> take_manifest(const port_spec& spec,
-                               const std::string& workspace);
+                               const std::string& workspace,
+                               const std::vector<std::string>& excluded = {});
 
 /// Hashes again what `start` protects (its roots and its listed files,
 /// the workspace left out).

@@ -113,6 +113,25 @@ TEST_F(manifest_test, round_trips_through_its_message_and_resumes_from_disk) {
   ASSERT_EQ(protected_changes(*again, *now).size(), 1u);
 }
 
+TEST_F(
+    manifest_test,
+    the_workspace_and_the_job_folder_inside_the_reference_are_not_protected) {
+  // kport run from inside the reference: runs/ and the workspace in it.
+  fs::create_directories(root / "ref/runs/job-1/workspace");
+  auto m = record_manifest(spec, at("ref/runs/job-1/workspace"),
+                           at("ref/runs/job-1"), "job-1");
+  ASSERT_TRUE(m) << m.err().message;
+  put("ref/runs/job-1/01-analyze-1/result.json", "{}");
+  put("ref/runs/job-1/workspace/port.py", "x = 1\n");
+  auto now = rehash_protected(*m);
+  ASSERT_TRUE(now);
+  EXPECT_TRUE(protected_changes(*m, *now).empty());
+  put("ref/op.py", "def op(x): return 0\n");
+  now = rehash_protected(*m);
+  ASSERT_TRUE(now);
+  EXPECT_EQ(protected_changes(*m, *now).size(), 1u);
+}
+
 TEST(manifest, finds_the_sdk_above_a_reference_in_the_source_tree) {
   auto dirs = find_sdk_dirs(std::string{KPORT_SOURCE_DIR} +
                             "/examples/gpu/softmax/reference");
