@@ -45,8 +45,11 @@ void sort_unique(std::vector<manifest_file>& files) {
 } // namespace
 
 bool is_byproduct(const std::string& path) {
-  return path.find("/__pycache__/") != std::string::npos ||
-         path.ends_with("/__pycache__") || path.ends_with(".pyc");
+  for (std::string_view dir : {"/__pycache__", "/.pytest_cache"})
+    if (path.find(std::string{dir} + "/") != std::string::npos ||
+        path.ends_with(dir))
+      return true;
+  return path.ends_with(".pyc");
 }
 
 std::string hex(std::uint64_t hash) {

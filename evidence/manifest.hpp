@@ -43,9 +43,12 @@ struct file_change {
   std::uint64_t after = 0;  ///< hash now (0: removed)
 };
 
-/// Whether a path is kport's or the interpreter's by-product rather than a
-/// source: __pycache__ folders and *.pyc files (running the reference's
-/// Python writes them unless PYTHONDONTWRITEBYTECODE is set).
+/// Whether a path is a by-product of running the reference rather than a
+/// source: __pycache__ folders and *.pyc files (Python writes them unless
+/// PYTHONDONTWRITEBYTECODE is set), and .pytest_cache (pytest writes it in
+/// its rootdir: for `pytest {reference}/tests/x.py`, inside the reference).
+/// pytest reads its cache only under --lf, --ff or --sw, which kport's
+/// commands do not pass.
 bool is_byproduct(const std::string& path);
 
 /// XXH3-64 of a file's contents.
