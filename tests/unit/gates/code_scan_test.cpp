@@ -4,6 +4,7 @@
 #include "gates/integrity/code_scan.hpp"
 
 #include "core/atomic_file.hpp"
+#include "kport/config.hpp"
 
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -143,6 +144,8 @@ TEST(code_scan, the_reference_modules_are_its_python_files) {
 /// Every honest port's files (their recordings: what the agents wrote),
 /// scanned as the structure gate would: no hard finding.
 TEST(code_scan, no_hard_finding_on_any_honest_port_of_the_examples) {
+  auto cfg = load_config({});
+  ASSERT_TRUE(cfg) << cfg.err().message;
   int files = 0;
   for (auto* corpus : {"examples/gpu", "examples/cpu"}) {
     auto base = fs::path{KPORT_SOURCE_ROOT_DIR} / corpus;
@@ -150,9 +153,11 @@ TEST(code_scan, no_hard_finding_on_any_honest_port_of_the_examples) {
       if (!fs::is_directory(job.path() / "recording") ||
           job.path().filename() == "cheats")
         continue;
+      auto spec = load_port_spec((job.path() / "port.toml").string(), *cfg);
+      ASSERT_TRUE(spec) << spec.err().message;
       scan_inputs in;
-      in.reference_modules =
-          python_modules((job.path() / "reference").string());
+      in.reference_modules = python_modules(spec->reference.dir);
+      in.fallback_ops = spec->scan.fallback_ops;
       std::vector<source_file> srcs;
       for (auto& e : fs::recursive_directory_iterator{job.path() / "recording"})
         if (e.is_regular_file() &&
@@ -162,11 +167,30 @@ TEST(code_scan, no_hard_finding_on_any_honest_port_of_the_examples) {
           srcs.push_back({e.path().lexically_relative(base).string(), *text});
         }
       files += static_cast<int>(srcs.size());
-      for (auto& f : scan_code(default_code_rules(), in, srcs))
-        EXPECT_NE(f.tier, code_tier::hard) << f.describe();
+      auto found = scan_code(default_code_rules(), in, srcs);
+      apply_allows(found, spec->scan.allow);
+      for (auto& f : found)
+        EXPECT_FALSE(f.tier == code_tier::hard && f.allowed.empty())
+            << f.describe();
     }
   }
   EXPECT_GE(files, 20) << "the honest ports' files were found";
+}
+
+TEST(code_scan, the_softmax_specs_fallback_ops_catch_torch_softmax) {
+  auto cfg = load_config({});
+  ASSERT_TRUE(cfg);
+  auto spec = load_port_spec(std::string{KPORT_SOURCE_ROOT_DIR} +
+                                 "/examples/gpu/softmax/port.toml",
+                             *cfg);
+  ASSERT_TRUE(spec) << spec.err().message;
+  auto found =
+      scan("softmax_impl.py",
+           "import torch.nn.functional as F\ndef softmax(x):\n"
+           "    return F.softmax(x, dim=-1)\n",
+           {python_modules(spec->reference.dir), spec->scan.fallback_ops});
+  ASSERT_EQ(rules_of(found), std::set<std::string>{"library_fallback"});
+  EXPECT_EQ(found[0].line, 3);
 }
 
 TEST(code_rules, the_embedded_table_loads) {
