@@ -31,13 +31,16 @@ protected:
   /// written to spec.toml and loaded from there (so the spec is hashed).
   job_result run(const std::string& edit_file,
                  const std::string& agent = "edit_reference.sh",
-                 const std::string& spec_extra = "") {
+                 const std::string& spec_extra = "",
+                 const std::string& pipeline = "",
+                 const std::string& edit_stage = "integrate") {
     auto copy = tmp / "project";
     fs::copy(project_path(""), copy, fs::copy_options::recursive);
-    auto cfg = make_config(tmp / "runs");
+    auto cfg = make_config(tmp / "runs", "", pipeline);
     project_spec p{.agent = agent};
     p.env = {{"KPORT_TEST_EDIT_FILE",
               edit_file.empty() ? tmp / "unused" : tmp / edit_file}};
+    p.env.emplace_back("KPORT_TEST_EDIT_STAGE", edit_stage);
     auto text = spec_text(p);
     auto from = fs::path{project_path("")}.string();
     for (auto at = text.find(from); at != std::string::npos;
@@ -91,6 +94,27 @@ INSTANTIATE_TEST_SUITE_P(
                       edit_case{"bench", "project/bench.sh"},
                       edit_case{"spec", "spec.toml"}, edit_case{"honest", ""}),
     [](const auto& info) { return std::string{info.param.name}; });
+
+// A change after the last gate is caught at the end of the job: here the
+// pipeline has no gate at all (analyze, then translate, then ACCEPTED), and
+// translate edits the reference.
+TEST_F(reference_modified_test, the_end_of_the_job_checks_again) {
+  auto r = run("project/reference/kernel.sh", "edit_reference.sh", "",
+               agent_only_pipeline(), "translate");
+  ASSERT_EQ(r.state, kport::final_state::rejected) << describe(r);
+  EXPECT_EQ(r.reason.rfind("reference_modified: 1 protected file changed", 0),
+            0u)
+      << r.reason;
+  EXPECT_TRUE(contains(r.reason, "changed kernel.sh")) << r.reason;
+  auto verdict = core::read_file(r.evidence + "/verdict.json", 1u << 20);
+  ASSERT_TRUE(verdict);
+  EXPECT_TRUE(
+      contains(*verdict, "\"manifest\": \"" + r.evidence + "/manifest.json\""))
+      << *verdict;
+  EXPECT_TRUE(contains(*verdict, "\"rule\": \"reference_modified\""))
+      << *verdict;
+  EXPECT_TRUE(fs::exists(fs::path{r.evidence} / "manifest-end.json"));
+}
 
 /// The static scan: the same project, an agent that writes code reading the
 /// bench loop's frames.
