@@ -342,7 +342,7 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
           return;
         }
         auto m = evidence::record_manifest(*st.spec, st.workspace, st.job_dir,
-                                           st.job);
+                                           st.job, {st.env->runs_dir});
         if (!m) {
           finish(self, msg::FinalState::BLOCKED,
                  fmt::format("cannot hash the reference at job start: {}",

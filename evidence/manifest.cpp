@@ -255,7 +255,8 @@ std::vector<file_change> protected_changes(const manifest& start,
 result<manifest> record_manifest(const port_spec& spec,
                                  const std::string& workspace,
                                  const std::string& job_dir,
-                                 const std::string& job) {
+                                 const std::string& job,
+                                 std::vector<std::string> excluded) {
   auto base = (fs::path{job_dir} / "manifest").string();
   std::error_code ec;
   if (fs::exists(base + ".bin", ec)) {
@@ -264,7 +265,8 @@ result<manifest> record_manifest(const port_spec& spec,
       return std::move(bin).err();
     return manifest_from_binary(*bin);
   }
-  auto m = take_manifest(spec, workspace, {job_dir});
+  excluded.push_back(job_dir);
+  auto m = take_manifest(spec, workspace, excluded);
   if (!m)
     return m;
   if (auto w = store_artifact(base, "manifest", to_binary(*m, job)); !w)

@@ -86,11 +86,13 @@ std::vector<file_change> protected_changes(const manifest& start,
 
 /// The job's manifest: read back from `<job_dir>/manifest.bin` when the job
 /// resumes (the start is the first start), else taken now and stored as
-/// `<job_dir>/manifest.{json,bin}`.
+/// `<job_dir>/manifest.{json,bin}`. `job_dir` and the folders of `excluded`
+/// (the runs folder, where other jobs write) are not protected.
 result<manifest> record_manifest(const port_spec& spec,
                                  const std::string& workspace,
                                  const std::string& job_dir,
-                                 const std::string& job);
+                                 const std::string& job,
+                                 std::vector<std::string> excluded = {});
 
 /// The manifest as its message, and back.
 std::string to_binary(const manifest& m, const std::string& job);

@@ -121,10 +121,12 @@ TEST_F(
   // kport run from inside the reference: runs/ and the workspace in it.
   fs::create_directories(root / "ref/runs/job-1/workspace");
   auto m = record_manifest(spec, at("ref/runs/job-1/workspace"),
-                           at("ref/runs/job-1"), "job-1");
+                           at("ref/runs/job-1"), "job-1", {at("ref/runs")});
   ASSERT_TRUE(m) << m.err().message;
   put("ref/runs/job-1/01-analyze-1/result.json", "{}");
   put("ref/runs/job-1/workspace/port.py", "x = 1\n");
+  put("ref/runs/schemas/task.fbs", "table Task {}"); // beside the job
+  put("ref/runs/job-2/verdict.json", "{}");          // another job's
   auto now = rehash_protected(*m);
   ASSERT_TRUE(now);
   EXPECT_TRUE(protected_changes(*m, *now).empty());
