@@ -1,9 +1,9 @@
-#include "gates/integrity/reference_rules.hpp"
 #include "gates/correctness_gate.hpp"
 
 #include "core/atomic_file.hpp"
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
+#include "gates/integrity/reference_rules.hpp"
 #include "gates/proof.hpp"
 
 #include <filesystem>

@@ -1,4 +1,3 @@
-#include "gates/integrity/reference_rules.hpp"
 #include "gates/performance_gate.hpp"
 
 #include "gates/bench_check.hpp"
@@ -7,6 +6,7 @@
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
 #include "gates/integrity.hpp"
+#include "gates/integrity/reference_rules.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
