@@ -38,6 +38,8 @@ const std::map<std::string, std::pair<std::string, std::string>> cheats{
      {"impl.py", "import gc\nfor o in gc.get_objects():\n    pass\n"}},
     {"helper_internals", {"impl.py", "from kport_bench import impl as _h\n"}},
     {"helper_internals_cpp", {"port.cu", "#include <kport/bench.hpp>\n"}},
+    {"startup_hook",
+     {"lib/sitecustomize.py", "import builtins\nbuiltins.print = id\n"}},
     {"profiler_library",
      {"impl.py", "lib = '/usr/local/cuda/lib64/libcupti.so'\n"}},
     {"cupti_calls", {"port.cu", "  cuptiActivityDisable(kind);\n"}},
@@ -79,6 +81,16 @@ TEST(code_scan, a_finding_names_file_line_and_the_matched_text) {
   EXPECT_EQ(found[0].text, "sys._getframe");
   EXPECT_EQ(found[0].family, "harness_introspection");
   EXPECT_EQ(found[0].tier, code_tier::hard);
+}
+
+TEST(code_scan, files_python_runs_by_name_are_findings_whatever_they_hold) {
+  auto pth = scan("site-packages/zz.pth", "import kport_hack\n");
+  ASSERT_EQ(rules_of(pth), std::set<std::string>{"startup_hook"});
+  EXPECT_EQ(pth[0].line, 1);
+  EXPECT_EQ(pth[0].text, "import kport_hack");
+  auto conftest = scan("tests/conftest.py", "");
+  ASSERT_EQ(rules_of(conftest), std::set<std::string>{"pytest_hook"});
+  EXPECT_EQ(conftest[0].tier, code_tier::support);
 }
 
 TEST(code_scan, rules_apply_only_to_their_languages) {
