@@ -131,6 +131,7 @@ void gate_attempt(caf::blocking_actor* self, attempt_plan plan,
   ctx.attempt_dir = plan.attempt_dir;
   ctx.inject_path = plan.env->inject_path;
   ctx.cancel = plan.cancel.get();
+  ctx.manifest = plan.manifest;
   auto pool = plan.env->pool;
   auto cancel = plan.cancel;
   ctx.run_measured_all = [self, pool, cancel](

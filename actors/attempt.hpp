@@ -1,6 +1,7 @@
 #pragma once
 
 #include "actors/actor_messages.hpp"
+#include "evidence/manifest.hpp"
 #include "pipeline/pipeline_table.hpp"
 
 #include <string>
@@ -21,6 +22,7 @@ struct attempt_plan {
   job_environment_ptr env;
   core::cancel_token_ptr cancel;
   std::string task_path; ///< agent stages: the task written for the agent
+  std::shared_ptr<const evidence::manifest> manifest; ///< gates: job start
 };
 
 /// Runs one agent stage attempt (a stage or diagnostic actor): the agent

@@ -7,6 +7,9 @@
 #include "core/confinement.hpp"
 #include "evidence/artifact_store.hpp"
 #include "evidence/bundle.hpp"
+#include "evidence/manifest.hpp"
+#include "gates/gate_report.hpp"
+#include "gates/integrity/reference_rules.hpp"
 #include "messages/diagnose_ir_generated.h"
 #include "messages/diagnose_perf_generated.h"
 #include "messages/gate_report_generated.h"
@@ -130,6 +133,7 @@ void launch(self_ptr self, const std::string& stage) {
   plan.def = *def;
   plan.spec = st.spec;
   plan.env = st.env;
+  plan.manifest = st.manifest;
   st.cancel = core::make_cancel_token();
   plan.cancel = st.cancel;
   if (ec) {
@@ -217,6 +221,18 @@ void finish(self_ptr self, msg::FinalState state, std::string reason,
     st.history.push_back(transition_message(*last));
     publish_state(self);
   }
+  // The end of the job checks the reference once more: a change after the
+  // last gate (or in a job that never reached one) is still a change.
+  std::optional<gates::integrity_finding> modified;
+  if (st.manifest && state != msg::FinalState::CANCELLED)
+    modified = gates::reference_unchanged(
+        *st.manifest, st.spec->reference.dir,
+        (fs::path{st.job_dir} / "manifest-end").string(),
+        gates::run_label{"end of job", "reference"});
+  if (modified) {
+    state = msg::FinalState::REJECTED;
+    reason = modified->reason();
+  }
   msg::FinalVerdictT v;
   v.job = st.job;
   v.operator_ = st.spec->op;
@@ -245,6 +261,10 @@ void finish(self_ptr self, msg::FinalState state, std::string reason,
     v.proof = std::make_unique<msg::ProofT>();
   if (auto r = load_report(st.last_gate_report))
     v.integrity = std::move(r->integrity);
+  if (modified)
+    v.integrity = gates::to_message({*modified});
+  if (st.manifest)
+    v.manifest = (fs::path{st.job_dir} / "manifest.json").string();
   v.evidence = st.job_dir;
   if (auto sb =
           core::decide_sandbox(core::sandbox_mode_of(st.env->cfg->sandbox.mode),
@@ -416,6 +436,15 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
                              st.workspace, ec.message()));
           return;
         }
+        auto m = evidence::record_manifest(*st.spec, st.workspace, st.job_dir,
+                                           st.job, {st.env->runs_dir});
+        if (!m) {
+          finish(self, msg::FinalState::BLOCKED,
+                 fmt::format("cannot hash the reference at job start: {}",
+                             m.err().message));
+          return;
+        }
+        st.manifest = std::make_shared<const evidence::manifest>(std::move(*m));
         if (!st.spec->path.empty())
           fs::copy_file(st.spec->path, st.bundle.spec_copy(),
                         fs::copy_options::overwrite_existing, ec);

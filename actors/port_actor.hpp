@@ -2,6 +2,7 @@
 
 #include "actors/actor_messages.hpp"
 #include "evidence/bundle.hpp"
+#include "evidence/manifest.hpp"
 #include "messages/task_generated.h"
 #include "pipeline/replay.hpp"
 
@@ -49,6 +50,8 @@ struct port_state {
   caf::actor running;
   bool done = false;
   std::chrono::steady_clock::time_point started;
+  /// Hashes at job start (reference_modified, the static scan).
+  std::shared_ptr<const evidence::manifest> manifest;
   static inline const char* name = "port_actor";
 };
 

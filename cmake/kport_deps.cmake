@@ -25,6 +25,10 @@ add_library(kport_xxhash INTERFACE)
 target_include_directories(kport_xxhash SYSTEM INTERFACE ${XXHASH_INCLUDE_DIR})
 target_link_libraries(kport_xxhash INTERFACE ${XXHASH_LIBRARY})
 
+# RE2 (libre2-dev): the static scan's patterns, linear time on any input.
+find_path(RE2_INCLUDE_DIR re2/re2.h REQUIRED)
+find_library(RE2_LIBRARY re2 REQUIRED)
+
 # CUDA toolkit: NVTX3 headers (header-only) and CUPTI, used by trace/inject.
 set(KPORT_CUDA_ROOT /usr/local/cuda CACHE PATH "CUDA toolkit root")
 

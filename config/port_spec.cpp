@@ -111,6 +111,39 @@ void check_agent(toml_reader& r, std::string_view key, const agent_config& a) {
                                a.recording));
 }
 
+/// [scan]: fallback_ops, and [[scan.allow]] entries (each needs a reason:
+/// an allowed finding is a decision the spec's author answers for).
+scan_settings read_scan(toml_reader& r, const toml::table& scan,
+                        const std::string& name) {
+  scan_settings out;
+  toml::table plain;
+  for (auto& [k, v] : scan)
+    if (k.str() != "allow")
+      plain.insert(k, v);
+  toml_reader sr{plain, name, "scan"};
+  out.fallback_ops = sr.strings("fallback_ops");
+  sr.finish();
+  auto* node = scan.get("allow");
+  if (!node)
+    return out;
+  auto* list = node->as_array();
+  if (!list || !list->is_array_of_tables())
+    r.fail_at("scan", "has `allow` that is not an array of tables: write "
+                      "[[scan.allow]] with rule, path and reason");
+  for (auto& item : *list) {
+    toml_reader ar{*item.as_table(), name, "scan.allow"};
+    scan_allow a;
+    a.rule = ar.required_string("rule");
+    a.path = ar.string("path", "*");
+    a.reason = ar.string("reason", "");
+    if (a.reason.empty())
+      ar.fail_at("reason", "is required: say why this finding is allowed");
+    ar.finish();
+    out.allow.push_back(std::move(a));
+  }
+  return out;
+}
+
 port_spec decode(const toml::table& t, const std::string& name,
                  const std::string& dir, const engine_config& cfg) {
   port_spec s;
@@ -191,6 +224,8 @@ port_spec decode(const toml::table& t, const std::string& name,
       s.ir_policy = absolute(dir, s.ir_policy);
     ir_r.finish();
   }
+  if (auto* scan = r.table("scan"))
+    s.scan = read_scan(r, *scan, name);
   agent_config defaults;
   defaults.driver = cfg.agents.driver;
   defaults.timeout_s = cfg.agents.timeout_s;

@@ -55,6 +55,9 @@ core::process_spec side_process(const gate_context& ctx, side s,
       {"KPORT_OUT", ctx.reference_out},
       {"KPORT_RTOL", fmt::format("{}", ctx.spec->rtol)},
       {"KPORT_ATOL", fmt::format("{}", ctx.spec->atol)},
+      // No __pycache__ in the reference or the workspace: the reference's
+      // hashes (reference_modified) and the scan's changed files stay true.
+      {"PYTHONDONTWRITEBYTECODE", "1"},
   };
   // A measured run's tracing is set by whoever runs it; an inherited setting
   // would send this process's ranges to somebody else's trace.

@@ -3,6 +3,7 @@
 #include "core/atomic_file.hpp"
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
+#include "gates/integrity/reference_rules.hpp"
 #include "gates/proof.hpp"
 
 #include <filesystem>
@@ -45,6 +46,8 @@ correctness_decision decide_correctness(const core::process_outcome& run,
 gate_outcome run_correctness_gate(const gate_context& ctx) {
   msg::GateReportT report;
   report.gate = msg::GateKind::correctness;
+  if (auto stop = check_reference_first(ctx, report))
+    return *stop;
   auto fail_with = [&](msg::FailureClass cls, std::string reason) {
     return finish_gate(ctx, report, msg::Verdict::FAIL, cls, std::move(reason));
   };

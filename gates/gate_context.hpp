@@ -3,12 +3,14 @@
 #include "core/cancel_token.hpp"
 #include "core/process_runner.hpp"
 #include "devices/measured_run.hpp"
+#include "evidence/manifest.hpp"
 #include "kport/config.hpp"
 #include "kport/error.hpp"
 #include "kport/port_spec.hpp"
 #include "pipeline/qualifier.hpp"
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,9 @@ struct gate_context {
   std::string attempt_dir;   ///< logs, traces and the report go here
   std::string inject_path;   ///< libkport_inject.so, for NVTX and CUPTI
   const core::cancel_token* cancel = nullptr;
+  /// Hashes taken at job start (reference_modified, the static scan);
+  /// null when the gate runs outside a job.
+  std::shared_ptr<const evidence::manifest> manifest;
   run_measured_fn run_measured;
   run_measured_all_fn run_measured_all;
 };

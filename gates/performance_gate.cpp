@@ -6,6 +6,7 @@
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
 #include "gates/integrity.hpp"
+#include "gates/integrity/reference_rules.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -50,6 +51,8 @@ std::uint64_t lost_records(const trace::trace& t) {
 gate_outcome run_performance_gate(const gate_context& ctx) {
   msg::GateReportT report;
   report.gate = msg::GateKind::performance;
+  if (auto stop = check_reference_first(ctx, report))
+    return *stop;
   auto& spec = *ctx.spec;
   if (spec.reference.bench.empty() || spec.target.bench.empty())
     return finish_gate(

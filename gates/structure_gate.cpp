@@ -3,6 +3,8 @@
 #include "core/atomic_file.hpp"
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
+#include "gates/integrity/reference_rules.hpp"
+#include "gates/integrity/workspace_scan.hpp"
 #include "ir/diff.hpp"
 
 #include <filesystem>
@@ -65,6 +67,10 @@ result<std::string> dump_ir(const gate_context& ctx, side s,
 gate_outcome run_structure_gate(const gate_context& ctx) {
   msg::GateReportT report;
   report.gate = msg::GateKind::structure;
+  if (auto stop = check_reference_first(ctx, report))
+    return *stop;
+  if (auto stop = scan_agents_work(ctx, report))
+    return *stop;
   if (ctx.spec->reference.ir.empty() || ctx.spec->target.ir.empty()) {
     report.notes.push_back("structure not checked: the spec has no `ir` "
                            "command for the reference and the target");

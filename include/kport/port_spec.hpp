@@ -36,6 +36,20 @@ struct agent_config {
   std::vector<std::pair<std::string, std::string>> env;
 };
 
+/// A finding of the static scan the spec accepts, and why.
+struct scan_allow {
+  std::string rule;   ///< a rule id of gates/integrity/code_rules.toml
+  std::string path;   ///< glob over the workspace-relative path
+  std::string reason; ///< required: what the evidence shows beside it
+};
+
+/// The spec's `[scan]`: the static scan of what the agents wrote.
+struct scan_settings {
+  /// Library ops that count as this operator's fallback ("torch.softmax").
+  std::vector<std::string> fallback_ops;
+  std::vector<scan_allow> allow; ///< [[scan.allow]]
+};
+
 /// A port job's description: what to port, how to check it, who does it.
 struct port_spec {
   std::string path; ///< absolute path of the spec file ("" when in memory)
@@ -50,6 +64,7 @@ struct port_spec {
   double perf_floor = 0.95;
   int perf_rounds = 4;
   std::string ir_policy; ///< policy name or file for the structure gate
+  scan_settings scan;
   std::map<std::string, agent_config, std::less<>> agents; ///< by stage
 
   /// The agent of a stage: its own entry, else the `[agents]` defaults.

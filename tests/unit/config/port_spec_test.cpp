@@ -137,5 +137,34 @@ TEST_F(port_spec_test, unknown_key_is_refused) {
   EXPECT_NE(s.err().message.find("perf.flor"), std::string::npos);
 }
 
+TEST_F(port_spec_test, scan_reads_fallback_ops_and_allows_with_reasons) {
+  auto spec = parse(std::string{minimal} + R"(
+[scan]
+fallback_ops = ["torch.softmax", "F.softmax"]
+[[scan.allow]]
+rule = "ctypes_library"
+path = "lib/*.py"
+reason = "the port loads its own .so"
+)");
+  ASSERT_TRUE(spec) << spec.err().message;
+  EXPECT_EQ(spec->scan.fallback_ops,
+            (std::vector<std::string>{"torch.softmax", "F.softmax"}));
+  ASSERT_EQ(spec->scan.allow.size(), 1u);
+  EXPECT_EQ(spec->scan.allow[0].rule, "ctypes_library");
+  EXPECT_EQ(spec->scan.allow[0].path, "lib/*.py");
+}
+
+TEST_F(port_spec_test, an_allow_without_a_reason_names_its_line) {
+  auto spec = parse(std::string{minimal} + R"(
+[[scan.allow]]
+rule = "kport_env"
+path = "impl.py"
+)");
+  ASSERT_FALSE(spec);
+  EXPECT_NE(spec.err().message.find("spec.toml:12"), std::string::npos)
+      << spec.err().message;
+  EXPECT_NE(spec.err().message.find("reason"), std::string::npos);
+}
+
 } // namespace
 } // namespace kport::config
