@@ -112,6 +112,9 @@ engine_config decode(toml::table& merged) {
       r.fail_at("floor", "must be positive (a ratio, e.g. 0.95)");
     c.perf.rounds = positive(r, "rounds", c.perf.rounds);
     c.perf.min_time_ns = r.number("min_time_ns", c.perf.min_time_ns);
+    c.perf.foreign_share = r.number("foreign_share", c.perf.foreign_share);
+    if (c.perf.foreign_share <= 0 || c.perf.foreign_share > 1)
+      r.fail_at("foreign_share", "must be in (0, 1] (a share of device time)");
     r.finish();
   }
   if (auto* t = top.table("agents")) {

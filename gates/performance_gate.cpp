@@ -70,6 +70,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
   fs::create_directories(dir / "checks", ec);
   std::vector<run_samples> ref_runs, cand_runs;
   bench_checks ref_check;
+  const std::vector<trace::trace>* ref_traces = nullptr; ///< this round's
   bool outputs_checked = false;
   auto started = std::chrono::steady_clock::now();
   double device_ns = 0;
@@ -146,6 +147,11 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
                                      result->trace_error));
     bool cuda = result->backend == "cuda";
     if (cuda)
+      if (auto why = missing_evidence(
+              result->traces, fmt::format("the {} bench", to_string(s))))
+        return finish_gate(ctx, report, msg::Verdict::BLOCKED,
+                           msg::FailureClass::env, *why);
+    if (cuda)
       for (auto& t : result->traces) {
         if (!t.cupti_error.empty())
           return finish_gate(ctx, report, msg::Verdict::BLOCKED,
@@ -190,6 +196,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
                   "benches need devices.backend = \"host\")");
       ref_runs.push_back(std::move(samples));
       ref_check = std::move(*checks);
+      ref_traces = &result->traces;
       continue;
     }
     cand_runs.push_back(std::move(samples));
@@ -197,7 +204,8 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     auto& cand_check = checks ? *checks : unreadable;
     outputs_checked |= ref_check.present || cand_check.present;
     auto findings = check_candidate_bench(
-        {result->traces, cand_runs, cand_check, ref_check, cuda}, spec, where);
+        {result->traces, cand_runs, cand_check, ref_check, cuda, ref_traces},
+        spec, where);
     if (!checks) {
       // The candidate's own process wrote the file: garbage there is
       // evidence withheld, not an accident of kport's.
@@ -222,7 +230,8 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     report.notes.push_back(
         "outputs not compared: neither bench wrote KPORT_CHECK digests "
         "(sdk/python/kport_bench and sdk/cpp/kport/bench.hpp write them)");
-  for (auto& f : check_kernel_sets(ref_runs, "reference"))
+  for (auto& f : check_kernel_sets(ref_runs, "reference",
+                                   spec.target.data_dependent_launches))
     report.notes.push_back(f.reason());
   for (auto& u : summary.unpaired)
     report.notes.push_back(

@@ -133,8 +133,8 @@ check_outside_window(const std::vector<trace::trace>& traces,
 }
 
 std::vector<integrity_finding>
-check_kernel_sets(const std::vector<run_samples>& runs,
-                  const std::string& side) {
+check_kernel_sets(const std::vector<run_samples>& runs, const std::string& side,
+                  bool names_only) {
   struct first_seen {
     int round = 0, iteration = 0;
   };
@@ -144,7 +144,7 @@ check_kernel_sets(const std::vector<run_samples>& runs,
     for (auto& [config, iterations] : runs[r].kernels)
       for (std::size_t i = 0; i < iterations.size(); ++i)
         sets[config].try_emplace(
-            iterations[i],
+            names_only ? gates::names_only(iterations[i]) : iterations[i],
             first_seen{static_cast<int>(r) + 1, static_cast<int>(i) + 1});
   std::vector<integrity_finding> out;
   for (auto& [config, seen] : sets) {
