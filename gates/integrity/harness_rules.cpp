@@ -148,9 +148,18 @@ check_range_structure(const std::vector<trace::trace>& candidate,
   auto ref = range_sequences(reference);
   for (auto& [config, seq] : range_sequences(candidate)) {
     auto r = ref.find(config);
-    // A config the reference does not run is left out of the figures (and
-    // said so); it has no shape to compare with.
-    if (r == ref.end() || r->second == seq)
+    if (r == ref.end()) {
+      // Both sides run the same bench: a config only the candidate's opens
+      // is a range it made itself (a timed range re-pushed under a name of
+      // its own after closing the real one).
+      if (!ref.empty())
+        add(config, fmt::format("config `{}`: the candidate's bench opened {} "
+                                "ranges ({}) for a config the reference's "
+                                "bench never ran",
+                                config, seq.size(), shape_text(seq)));
+      continue;
+    }
+    if (r->second == seq)
       continue;
     add(config, fmt::format("config `{}`: the candidate's bench opened {} "
                             "ranges ({}) where the reference's opened {} "

@@ -166,8 +166,8 @@ TEST(trace_integrity, copies_and_memsets_in_the_window_count_as_device_time) {
 
 TEST(trace_integrity, a_launch_without_its_record_is_trace_tampered) {
   auto honest = bench(launches("port_kernel"));
-  EXPECT_TRUE(check_trace_tampering({honest}, launch_scope::bench, where)
-                  .empty());
+  EXPECT_TRUE(
+      check_trace_tampering({honest}, launch_scope::bench, where).empty());
   // cupti_off: activity switched off around the real kernel, the launch
   // callback still saw it.
   auto cheat = bench([](builder& b, const std::string&, int i) {
@@ -183,7 +183,8 @@ TEST(trace_integrity, a_launch_without_its_record_is_trace_tampered) {
   EXPECT_TRUE(contains(f[0].detail, "range `kport:a`")) << f[0].detail;
 }
 
-TEST(trace_integrity, dropped_records_captures_and_failed_calls_are_no_tampering) {
+TEST(trace_integrity,
+     dropped_records_captures_and_failed_calls_are_no_tampering) {
   auto cheat = bench([](builder& b, const std::string&, int) {
     b.kernel("port_kernel", 500, 1, /*record=*/false);
   });
@@ -223,14 +224,14 @@ TEST(trace_integrity, a_runtime_launch_is_accounted_for_by_its_driver_call) {
   k.range = 0;
   b.t.kernels.push_back(k);
   b.pop();
-  EXPECT_TRUE(
-      check_trace_tampering({b.t}, launch_scope::bench, where).empty());
+  EXPECT_TRUE(check_trace_tampering({b.t}, launch_scope::bench, where).empty());
   b.t.kernels.clear();
   EXPECT_EQ(check_trace_tampering({b.t}, launch_scope::bench, where).size(),
             1u);
 }
 
-TEST(trace_integrity, cupti_switched_off_before_the_last_window_is_trace_tampered) {
+TEST(trace_integrity,
+     cupti_switched_off_before_the_last_window_is_trace_tampered) {
   auto t = bench(launches("port_kernel"));
   t.tampers.push_back({"cuptiActivityDisable", 10, 100, 1500});
   auto f = check_trace_tampering({t}, launch_scope::bench, where);
@@ -243,7 +244,8 @@ TEST(trace_integrity, cupti_switched_off_before_the_last_window_is_trace_tampere
 
 // ---- item 12: missing evidence is BLOCKED -------------------------------
 
-TEST(trace_integrity, no_trace_or_no_cuda_under_the_library_is_missing_evidence) {
+TEST(trace_integrity,
+     no_trace_or_no_cuda_under_the_library_is_missing_evidence) {
   auto none = missing_evidence({}, "the test run");
   ASSERT_TRUE(none);
   EXPECT_TRUE(contains(*none, "the injection library did not load")) << *none;
@@ -265,7 +267,8 @@ TEST(trace_integrity, the_honest_bench_has_the_reference_shape) {
   EXPECT_TRUE(harness(bench(launches("port_kernel")), reference()).empty());
 }
 
-TEST(trace_integrity, warm_up_outside_any_range_the_same_on_both_sides_is_honest) {
+TEST(trace_integrity,
+     warm_up_outside_any_range_the_same_on_both_sides_is_honest) {
   bench_shape user;
   user.warmup_in_range = false;
   auto ref = bench(launches("ref_kernel"), user);
@@ -342,6 +345,29 @@ TEST(trace_integrity, forged_timed_ranges_are_harness_tampered) {
   f = check_range_structure({nested}, {reference()}, where);
   ASSERT_FALSE(f.empty());
   EXPECT_TRUE(contains(f[0].detail, "inside")) << f[0].detail;
+  // The real range closed early and one of its own pushed for the bench
+  // to close.
+  auto renamed = bench([](builder& b, const std::string&, int i) {
+    if (i == 0)
+      return b.kernel("port_kernel");
+    b.pop();
+    b.kernel("port_kernel");
+    b.push("kport:forged");
+  });
+  f = check_range_structure({renamed}, {reference()}, where);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].config, "forged");
+  // A warm-up range opened inside the timed one hides the call from it.
+  auto warm = bench([](builder& b, const std::string& c, int i) {
+    if (i > 0)
+      b.push("kport.warmup:" + c);
+    b.kernel("port_kernel");
+    if (i > 0)
+      b.pop();
+  });
+  f = check_range_structure({warm}, {reference()}, where);
+  ASSERT_FALSE(f.empty());
+  EXPECT_TRUE(contains(f[0].detail, "opened inside `kport:a`")) << f[0].detail;
   // A range closed that the bench never opened.
   auto underflow = bench(launches("port_kernel"));
   underflow.dropped_by.range_underflow = 2;
@@ -367,11 +393,11 @@ TEST(trace_integrity, a_call_with_another_grid_changes_the_launch_set) {
     if (i == 3)
       b.copy(4096, 50);
   });
-  EXPECT_EQ(check_kernel_sets(
-                {samples_from_traces({copies}, time_source::kernel_sum)},
-                "candidate")
-                .size(),
-            2u);
+  EXPECT_EQ(
+      check_kernel_sets(
+          {samples_from_traces({copies}, time_source::kernel_sum)}, "candidate")
+          .size(),
+      2u);
 }
 
 // ---- item 8: foreign_work ------------------------------------------------
