@@ -103,7 +103,14 @@ std::string describe(const kernel_set& s) {
   if (s.empty())
     return "(no kernel)";
   std::string out;
-  for (auto& k : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto& k = s[i];
+    // A launch made n times in a row of the sorted set: once, with xn.
+    std::size_t n = 1;
+    while (i + 1 < s.size() && s[i + 1] == k) {
+      ++n;
+      ++i;
+    }
     out += out.empty() ? "" : ",";
     if (k.memop)
       out += fmt::format("{} {} bytes", k.name, k.bytes);
@@ -113,6 +120,8 @@ std::string describe(const kernel_set& s) {
                          k.block[2], k.shared);
     else
       out += k.shown();
+    if (n > 1)
+      out += fmt::format(" x{}", n);
   }
   return out;
 }

@@ -67,7 +67,8 @@ enum class time_source { range_wall, kernel_sum };
 run_samples samples_from_traces(const std::vector<trace::trace>& traces,
                                 time_source source);
 
-/// "a,b" (shown names) for a report; "(no kernel)" for an empty set.
+/// "a,b x2" (shown names, launch configurations, repeats) for a report;
+/// "(no kernel)" for an empty set.
 std::string describe(const kernel_set& s);
 
 } // namespace kport::gates

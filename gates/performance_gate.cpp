@@ -4,6 +4,7 @@
 #include "gates/bench_order.hpp"
 #include "gates/bench_samples.hpp"
 #include "gates/commands.hpp"
+#include "gates/first_finding.hpp"
 #include "gates/gate_report.hpp"
 #include "gates/integrity.hpp"
 
@@ -112,7 +113,12 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     run.process.env.emplace_back("KPORT_CHECK", check_path_of(s, round));
     runs.push_back(std::move(run));
   }
-  auto results = ctx.run_measured_all(runs);
+  // Stop at the first finding: each round is judged as soon as it and the
+  // rounds before it ended, and the runs left are cancelled.
+  auto results = run_until_first_finding(
+      ctx, runs, order, [&](int round, const auto& seen) {
+        return round_ends_gate(spec, order, seen, round, check_path_of);
+      });
   // Judged round by round, the reference before the candidate: its digests
   // are what the candidate's are checked against.
   std::vector<std::size_t> judged(order.size());
