@@ -450,5 +450,20 @@ TEST(trace_integrity, the_candidate_bench_rules_see_the_reference_side) {
   EXPECT_TRUE(check_candidate_bench(paired, spec(), where).empty());
 }
 
+TEST(trace_integrity, work_outside_names_the_launching_thread) {
+  // A launch from the main thread with no range open (a user's bench):
+  // the detail says so instead of guessing at a background thread.
+  builder b;
+  b.push("kport:a");
+  b.kernel("port_kernel");
+  b.pop();
+  b.kernel("port_kernel");
+  auto f = check_outside_window({b.t}, spec().target.kernels, where);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_TRUE(contains(f[0].detail, "thread 100, the main thread"))
+      << f[0].detail;
+  EXPECT_FALSE(contains(f[0].detail, "background")) << f[0].detail;
+}
+
 } // namespace
 } // namespace kport::gates
