@@ -169,6 +169,50 @@ void gate_attempt(caf::blocking_actor* self, attempt_plan plan,
     self->demonitor(caf::actor_cast<caf::actor_addr>(pool));
     return out;
   };
+  ctx.run_measured_until = [self, pool, cancel](
+                               const std::vector<gates::measured_run>& runs,
+                               const gates::run_done_fn& done) {
+    // As run_measured_all, with a token of the gate's own: the gate stops
+    // the runs left at its first finding, and the job's cancel still
+    // reaches them (polled: a blocking receive waits on one mailbox).
+    auto stop = core::make_cancel_token();
+    std::vector<result<gates::run_result>> out(
+        runs.size(), fail(error_code::internal, "no reply"));
+    self->monitor(pool);
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      self->send(
+          pool,
+          run_request{std::make_shared<gates::measured_run>(runs[i]), stop, i});
+    std::size_t received = 0;
+    bool pool_down = false;
+    self->receive_while([&] { return !pool_down && received < runs.size(); })(
+        [&](run_reply& reply) {
+          if (reply.tag >= out.size())
+            return;
+          ++received;
+          if (reply.result)
+            out[reply.tag] = *reply.result;
+          else
+            out[reply.tag] = fail(error_code::process, reply.error);
+          if (!stop->cancelled() && done(reply.tag, out[reply.tag]))
+            stop->cancel();
+        },
+        [&](caf::down_msg& down) {
+          pool_down = true;
+          for (auto& o : out)
+            if (!o)
+              o = fail(error_code::internal,
+                       fmt::format("the device pool failed: {}",
+                                   self->system().render(down.reason)));
+        },
+        caf::after(std::chrono::milliseconds(200)) >>
+            [&] {
+              if (cancel && cancel->cancelled())
+                stop->cancel();
+            });
+    self->demonitor(caf::actor_cast<caf::actor_addr>(pool));
+    return out;
+  };
   ctx.run_measured =
       [all = ctx.run_measured_all](const gates::measured_run& run) {
         return std::move(all({run}).front());

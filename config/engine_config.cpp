@@ -117,6 +117,9 @@ engine_config decode(toml::table& merged) {
     c.perf.min_time_ns = r.number("min_time_ns", c.perf.min_time_ns);
     if (!std::isfinite(c.perf.min_time_ns) || !(c.perf.min_time_ns > 0))
       r.fail_at("min_time_ns", "must be a finite positive number of ns");
+    c.perf.foreign_share = r.number("foreign_share", c.perf.foreign_share);
+    if (c.perf.foreign_share <= 0 || c.perf.foreign_share > 1)
+      r.fail_at("foreign_share", "must be in (0, 1] (a share of device time)");
     r.finish();
   }
   if (auto* t = top.table("agents")) {

@@ -185,11 +185,15 @@ port_spec decode(const toml::table& t, const std::string& name,
                                "<runs>/<job>/workspace)",
                                s.workspace, what, resolved(other)));
   }
+  s.target.allowed_kernels = tr.strings("allowed_kernels");
+  s.target.data_dependent_launches =
+      tr.boolean("data_dependent_launches", false);
   if (s.target.test.empty())
     tr.fail_at("test", "is required: the real test suite, an argv list");
   tr.finish();
   s.perf_floor = cfg.perf.floor;
   s.perf_rounds = cfg.perf.rounds;
+  s.perf_foreign_share = cfg.perf.foreign_share;
   if (auto* tol = r.table("tolerance")) {
     auto tl = r.sub("tolerance", *tol);
     s.rtol = tl.number("rtol", s.rtol);
@@ -212,6 +216,9 @@ port_spec decode(const toml::table& t, const std::string& name,
     if (rounds < 1 || rounds > 100)
       pr.fail_at("rounds", "must be between 1 and 100");
     s.perf_rounds = static_cast<int>(rounds);
+    s.perf_foreign_share = pr.number("foreign_share", s.perf_foreign_share);
+    if (s.perf_foreign_share <= 0 || s.perf_foreign_share > 1)
+      pr.fail_at("foreign_share", "must be in (0, 1] (a share of device time)");
     pr.finish();
   }
   if (auto* ir = r.table("structure")) {

@@ -1,34 +1,98 @@
 #include "gates/bench_samples.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <unordered_map>
 
 namespace kport::gates {
+
+namespace {
+
+std::string copy_kind_name(std::uint32_t kind) {
+  // CUpti_ActivityMemcpyKind; the rest by number.
+  switch (kind) {
+  case 1:
+    return "HtoD";
+  case 2:
+    return "DtoH";
+  case 8:
+    return "DtoD";
+  case 10:
+    return "PtoP";
+  default:
+    return fmt::format("kind {}", kind);
+  }
+}
+
+} // namespace
+
+kernel_name launch_of(const trace::trace_kernel& k) {
+  kernel_name n;
+  n.name = k.name;
+  n.demangled = k.demangled;
+  n.grid = k.grid;
+  n.block = k.block;
+  n.shared = k.dynamic_shared;
+  return n;
+}
+
+kernel_name launch_of(const trace::trace_memop& m) {
+  kernel_name n;
+  n.name = m.kind == trace::memop_kind::set
+               ? std::string{"[memset]"}
+               : "[memcpy " + copy_kind_name(m.copy_kind) + "]";
+  n.memop = true;
+  n.bytes = m.bytes;
+  return n;
+}
+
+kernel_set names_only(const kernel_set& s) {
+  kernel_set out;
+  for (auto& k : s)
+    if (!k.memop)
+      out.push_back({k.name, k.demangled});
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
 
 run_samples samples_from_traces(const std::vector<trace::trace>& traces,
                                 time_source source) {
   run_samples out;
   for (auto& t : traces) {
+    struct window_work {
+      double ns = 0;
+      std::uint64_t first = UINT64_MAX, last = 0;
+      kernel_set launches;
+      void add(std::uint64_t start, std::uint64_t end, kernel_name n) {
+        ns += static_cast<double>(end - start);
+        first = std::min(first, start);
+        last = std::max(last, end);
+        launches.push_back(std::move(n));
+      }
+    };
+    std::unordered_map<std::int64_t, window_work> work;
     auto windows = kernel_windows(t);
-    std::unordered_map<std::int64_t, double> kernel_ns;
-    std::unordered_map<std::int64_t, kernel_set> names;
-    for (std::size_t i = 0; i < t.kernels.size(); ++i) {
-      if (windows[i].kind != window_kind::timed)
-        continue;
-      auto& k = t.kernels[i];
-      kernel_ns[windows[i].range] += static_cast<double>(k.end_ns - k.start_ns);
-      names[windows[i].range].push_back({k.name, k.demangled});
-    }
+    for (std::size_t i = 0; i < t.kernels.size(); ++i)
+      if (windows[i].kind == window_kind::timed)
+        work[windows[i].range].add(t.kernels[i].start_ns, t.kernels[i].end_ns,
+                                   launch_of(t.kernels[i]));
+    auto copies = memop_windows(t);
+    for (std::size_t i = 0; i < t.memops.size(); ++i)
+      if (copies[i].kind == window_kind::timed)
+        work[copies[i].range].add(t.memops[i].start_ns, t.memops[i].end_ns,
+                                  launch_of(t.memops[i]));
     for (auto& r : timed_ranges(t)) {
+      auto& w = work[r.id];
       double ns = source == time_source::range_wall
                       ? static_cast<double>(r.end_ns - r.start_ns)
-                      : kernel_ns[r.id];
+                      : w.ns;
       out.per_config[r.config].push_back(ns);
       if (source == time_source::kernel_sum) {
-        auto& set = names[r.id];
-        std::sort(set.begin(), set.end());
-        set.erase(std::unique(set.begin(), set.end()), set.end());
-        out.kernels[r.config].push_back(std::move(set));
+        std::sort(w.launches.begin(), w.launches.end());
+        out.kernels[r.config].push_back(std::move(w.launches));
+        out.span[r.config].push_back(
+            w.last >= w.first ? static_cast<double>(w.last - w.first) : 0.0);
       }
     }
   }
@@ -39,8 +103,26 @@ std::string describe(const kernel_set& s) {
   if (s.empty())
     return "(no kernel)";
   std::string out;
-  for (auto& k : s)
-    out += (out.empty() ? "" : ",") + k.shown();
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto& k = s[i];
+    // A launch made n times in a row of the sorted set: once, with xn.
+    std::size_t n = 1;
+    while (i + 1 < s.size() && s[i + 1] == k) {
+      ++n;
+      ++i;
+    }
+    out += out.empty() ? "" : ",";
+    if (k.memop)
+      out += fmt::format("{} {} bytes", k.name, k.bytes);
+    else if (k.grid[0] != 0)
+      out += fmt::format("{}<<<{}x{}x{}, {}x{}x{}, {}>>>", k.shown(), k.grid[0],
+                         k.grid[1], k.grid[2], k.block[0], k.block[1],
+                         k.block[2], k.shared);
+    else
+      out += k.shown();
+    if (n > 1)
+      out += fmt::format(" x{}", n);
+  }
   return out;
 }
 

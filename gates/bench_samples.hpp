@@ -3,18 +3,26 @@
 #include "gates/bench_windows.hpp"
 #include "trace/trace_file.hpp"
 
+#include <array>
 #include <compare>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
 namespace kport::gates {
 
-/// A kernel as the rules compare launches: its name as CUPTI gave it and,
-/// for a mangled name, its demangled form (what reports show).
+/// One launch as the rules compare them: a kernel's name as CUPTI gave it
+/// and, for a mangled name, its demangled form (what reports show), with its
+/// launch configuration; or a copy or memset (`memop`, named `[memcpy
+/// DtoD]`, `[memset]`, with its bytes).
 struct kernel_name {
   std::string name;
   std::string demangled;
+  std::array<std::uint32_t, 3> grid{}, block{};
+  std::uint32_t shared = 0; ///< dynamic shared memory, bytes
+  bool memop = false;
+  std::uint64_t bytes = 0; ///< memop: bytes moved or set
 
   const std::string& shown() const {
     return demangled.empty() ? name : demangled;
@@ -22,8 +30,20 @@ struct kernel_name {
   auto operator<=>(const kernel_name&) const = default;
 };
 
-/// The distinct kernels of one iteration, sorted.
+/// The launch of a kernel record, configuration included.
+kernel_name launch_of(const trace::trace_kernel& k);
+
+/// The launch of a memcpy or memset record.
+kernel_name launch_of(const trace::trace_memop& m);
+
+/// The launches of one iteration, sorted, one entry per launch (two
+/// launches of one kernel are two entries).
 using kernel_set = std::vector<kernel_name>;
+
+/// The same set with launch configurations, copies and repeats dropped: the
+/// distinct kernel names, for operators whose launches depend on the data
+/// (`target.data_dependent_launches`).
+kernel_set names_only(const kernel_set& s);
 
 /// One bench run: per config, every iteration's device time and kernels.
 struct run_samples {
@@ -31,10 +51,14 @@ struct run_samples {
   /// Per config, each iteration's kernel set, in the order the iterations
   /// ran (an empty set: the iteration launched no kernel). CUDA backend only.
   std::map<std::string, std::vector<kernel_set>> kernels = {};
+  /// Per config, each iteration's span: last end - first start of its
+  /// device activity (0 without any), beside the summed time.
+  std::map<std::string, std::vector<double>> span = {};
 };
 
 /// What an iteration's time is: the range's wall time on the host backend,
-/// the sum of its kernels' device time on the CUDA backend.
+/// the sum of the device time of its kernels, copies and memsets on the
+/// CUDA backend (a copy does no work for free).
 enum class time_source { range_wall, kernel_sum };
 
 /// Reads every `kport:<config>` range of a bench run's traces as one
@@ -43,7 +67,8 @@ enum class time_source { range_wall, kernel_sum };
 run_samples samples_from_traces(const std::vector<trace::trace>& traces,
                                 time_source source);
 
-/// "a,b" (shown names) for a report; "(no kernel)" for an empty set.
+/// "a,b x2" (shown names, launch configurations, repeats) for a report;
+/// "(no kernel)" for an empty set.
 std::string describe(const kernel_set& s);
 
 } // namespace kport::gates

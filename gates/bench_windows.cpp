@@ -13,41 +13,55 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 
 } // namespace
 
-std::vector<kernel_window> kernel_windows(const trace::trace& t) {
-  std::unordered_map<std::int64_t, const trace::trace_range*> by_id;
+window_finder::window_finder(const trace::trace& t) {
   for (auto& r : t.ranges)
-    by_id.emplace(r.id, &r);
+    by_id_.emplace(r.id, &r);
+}
+
+kernel_window window_finder::of(std::int64_t id) {
+  if (id < 0)
+    return {};
   // Memoised per launch range: a bench launches thousands of kernels from a
   // few dozen ranges.
-  std::unordered_map<std::int64_t, kernel_window> of_range;
-  auto window_of = [&](std::int64_t id) {
-    if (auto i = of_range.find(id); i != of_range.end())
-      return i->second;
-    kernel_window w;
-    // Bounded by the number of ranges, whatever a damaged trace's parents say.
-    std::size_t steps = 0;
-    for (auto at = id; at >= 0 && steps <= by_id.size(); ++steps) {
-      auto r = by_id.find(at);
-      if (r == by_id.end())
-        break;
-      std::string_view name{r->second->name};
-      if (starts_with(name, range_prefix) || starts_with(name, warmup_prefix)) {
-        bool timed = starts_with(name, range_prefix);
-        w.kind = timed ? window_kind::timed : window_kind::warmup;
-        w.range = at;
-        w.config = std::string{
-            name.substr(timed ? range_prefix.size() : warmup_prefix.size())};
-        break;
-      }
-      at = r->second->parent;
+  if (auto i = memo_.find(id); i != memo_.end())
+    return i->second;
+  kernel_window w;
+  // Bounded by the number of ranges, whatever a damaged trace's parents say.
+  std::size_t steps = 0;
+  for (auto at = id; at >= 0 && steps <= by_id_.size(); ++steps) {
+    auto r = by_id_.find(at);
+    if (r == by_id_.end())
+      break;
+    std::string_view name{r->second->name};
+    if (starts_with(name, range_prefix) || starts_with(name, warmup_prefix)) {
+      bool timed = starts_with(name, range_prefix);
+      w.kind = timed ? window_kind::timed : window_kind::warmup;
+      w.range = at;
+      w.config = std::string{
+          name.substr(timed ? range_prefix.size() : warmup_prefix.size())};
+      break;
     }
-    of_range.emplace(id, w);
-    return w;
-  };
+    at = r->second->parent;
+  }
+  memo_.emplace(id, w);
+  return w;
+}
+
+std::vector<kernel_window> kernel_windows(const trace::trace& t) {
+  window_finder find{t};
   std::vector<kernel_window> out;
   out.reserve(t.kernels.size());
   for (auto& k : t.kernels)
-    out.push_back(k.range >= 0 ? window_of(k.range) : kernel_window{});
+    out.push_back(find.of(k.range));
+  return out;
+}
+
+std::vector<kernel_window> memop_windows(const trace::trace& t) {
+  window_finder find{t};
+  std::vector<kernel_window> out;
+  out.reserve(t.memops.size());
+  for (auto& m : t.memops)
+    out.push_back(find.of(m.range));
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace kport::gates {
@@ -36,6 +37,22 @@ struct kernel_window {
 /// launch range and that range's ancestors, so ranges a library opens
 /// inside a timed call do not hide the call's kernels from it.
 std::vector<kernel_window> kernel_windows(const trace::trace& t);
+
+/// The window of every memcpy and memset of a trace, in the order of
+/// `t.memops`, by the same rule: copies are device work like kernels.
+std::vector<kernel_window> memop_windows(const trace::trace& t);
+
+/// The window of one launch range (-1: none), by the rule of
+/// kernel_windows; memoised, for the rules that walk many launches.
+class window_finder {
+public:
+  explicit window_finder(const trace::trace& t);
+  kernel_window of(std::int64_t range);
+
+private:
+  std::unordered_map<std::int64_t, const trace::trace_range*> by_id_;
+  std::unordered_map<std::int64_t, kernel_window> memo_;
+};
 
 /// The timed ranges of a trace as (config, range id), each config's in the
 /// order they opened: position i + 1 is the iteration number.

@@ -4,6 +4,7 @@
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
 #include "gates/integrity/reference_rules.hpp"
+#include "gates/integrity/trace_rules.hpp"
 #include "gates/proof.hpp"
 
 #include <filesystem>
@@ -96,7 +97,15 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
     return fail_with(d.failure, d.reason + "; see " + run.process.log_path);
   if (result->backend == "cuda") {
     // On a GPU the suite passing is not enough: the trace must show that
-    // the candidate's kernels are what ran.
+    // the candidate's kernels are what ran. No trace is no evidence either
+    // way: BLOCKED, never a verdict on the port.
+    if (auto why = missing_evidence(result->traces, "the test run"))
+      return finish_gate(ctx, report, msg::Verdict::BLOCKED,
+                         msg::FailureClass::env, *why);
+    if (auto tampered = check_trace_tampering(
+            result->traces, launch_scope::test, run_label{"test"});
+        !tampered.empty())
+      return finish_on_findings(ctx, report, std::move(tampered));
     for (auto& t : result->traces)
       if (!t.cupti_error.empty()) {
         report.verdict = msg::Verdict::BLOCKED;

@@ -27,6 +27,15 @@ using run_measured_fn = std::function<result<run_result>(const measured_run&)>;
 using run_measured_all_fn = std::function<std::vector<result<run_result>>(
     const std::vector<measured_run>&)>;
 
+/// Told as each run of run_measured_until ends (its index, its result, which
+/// stays valid until the call returns); returns true to stop the runs that
+/// have not ended (they are cancelled and end as such).
+using run_done_fn = std::function<bool(std::size_t, const result<run_result>&)>;
+
+/// run_measured_all that reports each run as it ends and can stop the rest.
+using run_measured_until_fn = std::function<std::vector<result<run_result>>(
+    const std::vector<measured_run>&, const run_done_fn&)>;
+
 /// Everything a gate needs to run for one job attempt.
 struct gate_context {
   const port_spec* spec = nullptr;
@@ -43,6 +52,9 @@ struct gate_context {
   std::shared_ptr<const evidence::manifest> manifest;
   run_measured_fn run_measured;
   run_measured_all_fn run_measured_all;
+  /// Optional (embedders and tests may give only run_measured_all): lets
+  /// the performance gate stop at its first finding.
+  run_measured_until_fn run_measured_until;
 };
 
 /// A gate's verdict, the qualifier that routes it, and its report's path.

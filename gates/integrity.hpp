@@ -6,7 +6,10 @@
 // gates/integrity/; this header gathers them for the gates.
 
 #include "gates/integrity/candidate_bench.hpp"
+#include "gates/integrity/foreign_rules.hpp"
+#include "gates/integrity/harness_rules.hpp"
 #include "gates/integrity/kernel_rules.hpp"
 #include "gates/integrity/output_rules.hpp"
 #include "gates/integrity/rule_table.hpp"
 #include "gates/integrity/test_rules.hpp"
+#include "gates/integrity/trace_rules.hpp"

@@ -4,6 +4,7 @@
 #include "gates/bench_order.hpp"
 #include "gates/bench_samples.hpp"
 #include "gates/commands.hpp"
+#include "gates/first_finding.hpp"
 #include "gates/gate_report.hpp"
 #include "gates/integrity.hpp"
 #include "gates/integrity/reference_rules.hpp"
@@ -73,6 +74,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
   fs::create_directories(dir / "checks", ec);
   std::vector<run_samples> ref_runs, cand_runs;
   bench_checks ref_check;
+  const std::vector<trace::trace>* ref_traces = nullptr; ///< this round's
   bool outputs_checked = false;
   auto started = std::chrono::steady_clock::now();
   double device_ns = 0;
@@ -114,7 +116,12 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     run.process.env.emplace_back("KPORT_CHECK", check_path_of(s, round));
     runs.push_back(std::move(run));
   }
-  auto results = ctx.run_measured_all(runs);
+  // Stop at the first finding: each round is judged as soon as it and the
+  // rounds before it ended, and the runs left are cancelled.
+  auto results = run_until_first_finding(
+      ctx, runs, order, [&](int round, const auto& seen) {
+        return round_ends_gate(spec, order, seen, round, check_path_of);
+      });
   // Judged round by round, the reference before the candidate: its digests
   // are what the candidate's are checked against.
   std::vector<std::size_t> judged(order.size());
@@ -148,6 +155,11 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
                          fmt::format("the {} bench's trace: {}", to_string(s),
                                      result->trace_error));
     bool cuda = result->backend == "cuda";
+    if (cuda)
+      if (auto why = missing_evidence(
+              result->traces, fmt::format("the {} bench", to_string(s))))
+        return finish_gate(ctx, report, msg::Verdict::BLOCKED,
+                           msg::FailureClass::env, *why);
     if (cuda)
       for (auto& t : result->traces) {
         if (!t.cupti_error.empty())
@@ -193,6 +205,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
                   "benches need devices.backend = \"host\")");
       ref_runs.push_back(std::move(samples));
       ref_check = std::move(*checks);
+      ref_traces = &result->traces;
       continue;
     }
     cand_runs.push_back(std::move(samples));
@@ -200,7 +213,8 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     auto& cand_check = checks ? *checks : unreadable;
     outputs_checked |= ref_check.present || cand_check.present;
     auto findings = check_candidate_bench(
-        {result->traces, cand_runs, cand_check, ref_check, cuda}, spec, where);
+        {result->traces, cand_runs, cand_check, ref_check, cuda, ref_traces},
+        spec, where);
     if (!checks) {
       // The candidate's own process wrote the file: garbage there is
       // evidence withheld, not an accident of kport's.
@@ -225,7 +239,8 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     report.notes.push_back(
         "outputs not compared: neither bench wrote KPORT_CHECK digests "
         "(sdk/python/kport_bench and sdk/cpp/kport/bench.hpp write them)");
-  for (auto& f : check_kernel_sets(ref_runs, "reference"))
+  for (auto& f : check_kernel_sets(ref_runs, "reference",
+                                   spec.target.data_dependent_launches))
     report.notes.push_back(f.reason());
   for (auto& u : summary.unpaired)
     report.notes.push_back(

@@ -115,6 +115,7 @@ result<trace> parse_trace(const void* data, std::size_t size) {
       x.stream = m->stream();
       x.correlation = m->correlation();
       x.range = m->range();
+      x.runtime_correlation = m->runtime_correlation();
       out.memops.push_back(x);
     }
   }
@@ -124,6 +125,19 @@ result<trace> parse_trace(const void* data, std::size_t size) {
       out.modules.push_back({str(m->hash()), m->size(), m->module_id(),
                              m->device(), m->context()});
   }
+  out.launch_callbacks = t->launch_callbacks();
+  if (const auto* v = t->launches()) {
+    out.launches.reserve(v->size());
+    for (const auto* l : *v)
+      out.launches.push_back({l->correlation(), str(l->api()), l->driver(),
+                              l->thread(), l->range(), l->time_ns(), l->outer(),
+                              l->ok(), l->captured()});
+  }
+  if (const auto* v = t->tampers())
+    for (const auto* x : *v)
+      out.tampers.push_back(
+          {str(x->function()), x->arg(), x->thread(), x->time_ns()});
+  out.guard_error = str(t->guard_error());
   return out;
 }
 

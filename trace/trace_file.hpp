@@ -50,6 +50,30 @@ struct trace_memop {
   std::uint64_t start_ns = 0, end_ns = 0;
   std::uint32_t device = 0, context = 0, stream = 0, correlation = 0;
   std::int64_t range = -1;
+  std::uint32_t runtime_correlation = 0; ///< the cudart call's, or 0
+};
+
+/// One API call that puts work on a device, seen at its entry by the launch
+/// callbacks; `outer` is the runtime call a driver call was made from.
+struct trace_launch {
+  std::uint32_t correlation = 0;
+  std::string api;
+  bool driver = false;
+  std::uint32_t thread = 0;
+  std::int64_t range = -1;
+  std::uint64_t time_ns = 0;
+  std::uint32_t outer = 0;
+  bool ok = false;
+  bool captured = false; ///< a stream capture was open: maybe not run
+};
+
+/// A call that would have switched CUPTI's recording off, made harmless
+/// and recorded by the injection library's guard.
+struct trace_tamper {
+  std::string function;
+  std::int64_t arg = 0;
+  std::uint32_t thread = 0;
+  std::uint64_t time_ns = 0;
 };
 
 /// One module (cubin) the driver loaded; `hash` as module_hash() spells it.
@@ -85,6 +109,10 @@ struct trace {
   std::vector<trace_kernel> kernels;
   std::vector<trace_memop> memops;
   std::vector<trace_module> modules;
+  bool launch_callbacks = false; ///< `launches` holds every launch
+  std::vector<trace_launch> launches;
+  std::vector<trace_tamper> tampers;
+  std::string guard_error;
 };
 
 /// Decodes a trace from bytes; verifies the buffer and its identifier.

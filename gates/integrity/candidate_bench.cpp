@@ -11,9 +11,17 @@ check_candidate_bench(const candidate_bench_evidence& e, const port_spec& spec,
       out.push_back(std::move(f));
   };
   if (e.kernels) {
+    add(check_trace_tampering(e.traces, launch_scope::bench, where));
     add(check_bench_kernels(e.traces, spec, where));
-    add(check_outside_window(e.traces, spec.target.kernels, where));
-    add(check_kernel_sets(e.rounds, "candidate"));
+    if (e.reference_traces) {
+      add(check_range_structure(e.traces, *e.reference_traces, where));
+      add(check_outside_work(e.traces, *e.reference_traces, spec, where));
+    } else {
+      add(check_outside_window(e.traces, spec.target.kernels, where));
+    }
+    add(check_foreign_work(e.traces, spec, where));
+    add(check_kernel_sets(e.rounds, "candidate",
+                          spec.target.data_dependent_launches));
     if (!e.rounds.empty())
       add(check_no_work(e.rounds.back(), spec.target.kernels, where));
   }

@@ -2,8 +2,11 @@
 
 // Every performance rule on one candidate bench run, in table order.
 
+#include "gates/integrity/foreign_rules.hpp"
+#include "gates/integrity/harness_rules.hpp"
 #include "gates/integrity/kernel_rules.hpp"
 #include "gates/integrity/output_rules.hpp"
+#include "gates/integrity/trace_rules.hpp"
 
 namespace kport::gates {
 
@@ -15,6 +18,10 @@ struct candidate_bench_evidence {
   const bench_checks& checks;    ///< this run's check file
   const bench_checks& reference; ///< the reference run's of the same round
   bool kernels = true;           ///< the traces hold kernels (CUDA backend)
+  /// The reference's bench traces of the same round: the harness's shape
+  /// to compare with; null where there are none (then only the candidate's
+  /// own kernels outside the windows are work outside them).
+  const std::vector<trace::trace>* reference_traces = nullptr;
 };
 
 /// Every performance rule on one candidate bench run, ordered (the first

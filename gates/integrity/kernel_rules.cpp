@@ -87,6 +87,7 @@ check_outside_window(const std::vector<trace::trace>& traces,
     int without_range = 0;
     std::string config;  ///< the first timed range one of them ran in
     std::string outside; ///< the range it was launched in, if any
+    std::string thread;  ///< the launching thread, where the trace says
   };
   std::map<std::string, seen> by_kernel;
   for (auto& t : traces) {
@@ -95,6 +96,9 @@ check_outside_window(const std::vector<trace::trace>& traces,
     std::map<std::int64_t, const trace::trace_range*> ranges;
     for (auto& r : t.ranges)
       ranges.emplace(r.id, &r);
+    std::map<std::uint32_t, std::uint32_t> thread_of;
+    for (auto& l : t.launches)
+      thread_of.emplace(l.correlation, l.thread);
     for (std::size_t i = 0; i < t.kernels.size(); ++i) {
       auto& k = t.kernels[i];
       if (windows[i].kind != window_kind::outside ||
@@ -103,6 +107,11 @@ check_outside_window(const std::vector<trace::trace>& traces,
       auto& s = by_kernel[k.demangled.empty() ? k.name : k.demangled];
       if (k.range < 0)
         ++s.without_range;
+      if (auto th = thread_of.find(k.correlation);
+          s.thread.empty() && th != thread_of.end())
+        s.thread = th->second == t.pid
+                       ? fmt::format("thread {}, the main thread", th->second)
+                       : fmt::format("thread {}", th->second);
       if (s.launches++ == 0)
         if (auto r = ranges.find(k.range); r != ranges.end())
           s.outside = r->second->name;
@@ -116,7 +125,10 @@ check_outside_window(const std::vector<trace::trace>& traces,
   for (auto& [name, s] : by_kernel) {
     std::string how;
     if (s.without_range == s.launches)
-      how = "no range open on the launching thread (a background thread?)";
+      how = s.thread.empty()
+                ? "no range open on the launching thread (a background "
+                  "thread?)"
+                : "no range open on the launching thread (" + s.thread + ")";
     else if (!s.outside.empty())
       how = fmt::format("the first in range `{}`", s.outside);
     auto f = make_finding(
@@ -133,8 +145,8 @@ check_outside_window(const std::vector<trace::trace>& traces,
 }
 
 std::vector<integrity_finding>
-check_kernel_sets(const std::vector<run_samples>& runs,
-                  const std::string& side) {
+check_kernel_sets(const std::vector<run_samples>& runs, const std::string& side,
+                  bool names_only) {
   struct first_seen {
     int round = 0, iteration = 0;
   };
@@ -144,7 +156,7 @@ check_kernel_sets(const std::vector<run_samples>& runs,
     for (auto& [config, iterations] : runs[r].kernels)
       for (std::size_t i = 0; i < iterations.size(); ++i)
         sets[config].try_emplace(
-            iterations[i],
+            names_only ? gates::names_only(iterations[i]) : iterations[i],
             first_seen{static_cast<int>(r) + 1, static_cast<int>(i) + 1});
   std::vector<integrity_finding> out;
   for (auto& [config, seen] : sets) {

@@ -31,11 +31,13 @@ check_outside_window(const std::vector<trace::trace>& traces,
                      const run_label& where);
 
 /// kernel_set_changed: a config whose iterations, within a run or across
-/// the rounds so far, launched different kernel sets (caching, shortcuts).
-/// `runs[i]` is round i + 1.
+/// the rounds so far, made different launches (caching, shortcuts): other
+/// kernels, other grid, block or shared memory, other copies. With
+/// `names_only` (operators whose launches depend on the data) only the
+/// kernel names are compared. `runs[i]` is round i + 1.
 std::vector<integrity_finding>
-check_kernel_sets(const std::vector<run_samples>& runs,
-                  const std::string& side);
+check_kernel_sets(const std::vector<run_samples>& runs, const std::string& side,
+                  bool names_only = false);
 
 /// no_work: iterations inside a `kport:` range that launched no candidate
 /// kernel (no kernel at all when `patterns` is empty), one finding a config.

@@ -55,6 +55,7 @@ struct perf_settings {
   double floor = 0.95;
   int rounds = 4;
   double min_time_ns = 1000;
+  double foreign_share = 0.5; ///< foreign_work above this share
 };
 
 /// [agents]: defaults of every agent stage.

@@ -24,6 +24,12 @@ struct port_side {
   std::vector<std::string> ir;
   std::vector<std::string> kernels; ///< glob patterns of kernel names
   std::string product;              ///< the build product (proof on GPUs)
+  /// target: kernels the port may launch beside its own (a library it is
+  /// meant to call), as glob patterns; not foreign work (foreign_work).
+  std::vector<std::string> allowed_kernels;
+  /// target: the operator's launches depend on its data (moe_align): the
+  /// same-work rule compares kernel names only, not launch configurations.
+  bool data_dependent_launches = false;
 };
 
 /// How one agent stage is served.
@@ -63,6 +69,9 @@ struct port_spec {
   double atol = 1e-6;
   double perf_floor = 0.95;
   int perf_rounds = 4;
+  /// Share of a config's timed device time that kernels neither the
+  /// candidate's nor allowed may carry (foreign_work above it).
+  double perf_foreign_share = 0.5;
   std::string ir_policy; ///< policy name or file for the structure gate
   scan_settings scan;
   std::map<std::string, agent_config, std::less<>> agents; ///< by stage

@@ -3,6 +3,7 @@
 // dlopen, so that the library loads in processes that never touch CUDA and
 // on machines that have no libcupti.
 
+#include "trace/inject/cupti_guard.hpp"
 #include "trace/inject/lease_client.hpp"
 #include "trace/inject/recorder.hpp"
 
@@ -263,11 +264,17 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain,
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API ||
       domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
     auto* cb = static_cast<const CUpti_CallbackData*>(data);
+    bool driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
     if (cb->callbackSite == CUPTI_API_ENTER) {
       // Held here until the device is ours: the call has not run yet (with
       // the `init` hold point, only after a release).
       lease_acquire();
-      note_launch(cb->correlationId);
+      note_launch_entry(cb->correlationId, cb->functionName, driver);
+    } else {
+      // CUresult and cudaError_t are both int-sized, success 0.
+      bool ok = cb->functionReturnValue &&
+                *static_cast<const int*>(cb->functionReturnValue) == 0;
+      note_launch_exit(cb->correlationId, cb->functionName, driver, ok);
     }
     return;
   }
@@ -340,11 +347,15 @@ std::string start_cupti() {
         e != CUPTI_SUCCESS)
       return "cuptiEnableCallback(resource): " + result_text(e);
   static const char* const driver_prefixes[] = {
-      "cuLaunch",      "cuGraphLaunch",      "cuMemcpy",           "cuMemset",
-      "cuMemPrefetch", "cuStreamWriteValue", "cuStreamBatchMemOp", nullptr};
+      "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuMemPrefetch",
+      "cuStreamWriteValue", "cuStreamBatchMemOp",
+      // Captures: launches made while one is open may not run at all.
+      "cuStreamBeginCapture", "cuStreamEndCapture", nullptr};
   static const char* const runtime_prefixes[] = {
-      "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy",
-      "cudaMemset", "cudaMemPrefetch", nullptr};
+      "cudaLaunch",           "cudaGraphLaunch",
+      "cudaMemcpy",           "cudaMemset",
+      "cudaMemPrefetch",      "cudaStreamBeginCapture",
+      "cudaStreamEndCapture", nullptr};
   // KPORT_INJECT_LAUNCH_CALLBACKS=0 is for measuring what the callbacks cost
   // (benchmarks/gpu/inject_overhead.py): kernels then have no range, so no
   // gate can use such a trace.
@@ -362,6 +373,7 @@ std::string start_cupti() {
     if (n == 0)
       return "no launch callback could be enabled: kernels would have no "
              "range";
+    set_launch_callbacks();
   }
   debug("CUPTI: launch callbacks %s",
         callbacks && std::strcmp(callbacks, "0") == 0 ? "off" : "on");
@@ -399,5 +411,12 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   }
   set_cupti_active();
   debug("CUPTI subscribed: kernels, memcpy, memset, module loads");
+  // After our own set-up: from here on CUPTI's off switches do nothing in
+  // this process but leave a record in its trace.
+  if (auto* g = std::getenv("KPORT_INJECT_GUARD");
+      g && std::strcmp(g, "0") == 0)
+    set_guard_error("the guard is off (KPORT_INJECT_GUARD=0)");
+  else if (auto err = guard_cupti(api.lib); !err.empty())
+    set_guard_error(err);
   return 1;
 }

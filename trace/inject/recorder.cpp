@@ -96,7 +96,18 @@ struct state {
   std::vector<kernel_record> kernels;
   std::vector<memop_record> memops;
   std::vector<module_record> modules;
+  std::vector<launch_record> launches;
+  std::unordered_map<std::uint32_t, std::size_t> launch_index;
   std::string cupti_error;
+  std::string guard_error;
+  std::atomic<bool> launch_callbacks{false};
+  // Stream captures open in the process: a launch made meanwhile may have
+  // been captured into a graph rather than run, and has no record of its own.
+  std::atomic<int> open_captures{0};
+
+  std::mutex tamper_mu;
+  std::vector<std::pair<const char*, std::int64_t>> tamper_calls;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> tamper_when;
 
   std::atomic<bool> nvtx_active{false}, cuda_active{false}, cupti_active{false};
   std::atomic<void (*)(bool)> flush_hook{nullptr};
@@ -387,13 +398,99 @@ bool flush_cupti(bool forced) {
   return true;
 }
 
-void note_launch(std::uint32_t correlation) {
-  auto range = innermost_range();
-  if (range < 0)
-    return;
+namespace {
+
+// The runtime calls open on this thread (innermost last): a driver call made
+// from one belongs to it, so the pair is one launch with one record.
+thread_local std::vector<std::uint32_t> tls_runtime_calls;
+
+bool is_capture_call(const char* api) {
+  return api && (std::strncmp(api, "cuStreamBeginCapture", 20) == 0 ||
+                 std::strncmp(api, "cudaStreamBeginCapture", 22) == 0);
+}
+
+bool is_capture_end(const char* api) {
+  return api && (std::strncmp(api, "cuStreamEndCapture", 18) == 0 ||
+                 std::strncmp(api, "cudaStreamEndCapture", 20) == 0);
+}
+
+} // namespace
+
+void note_launch_entry(std::uint32_t correlation, const char* api,
+                       bool driver) {
+  std::uint32_t outer = 0;
+  if (!driver)
+    tls_runtime_calls.push_back(correlation);
+  else if (!tls_runtime_calls.empty())
+    outer = tls_runtime_calls.back();
+  if (is_capture_call(api) || is_capture_end(api))
+    return; // counted at exit, when it is known to have worked
   auto& s = st();
+  launch_record l;
+  l.correlation = correlation;
+  l.api = api;
+  l.driver = driver;
+  l.thread = thread_id();
+  l.range = innermost_range();
+  l.time_ns = now_ns();
+  l.outer = outer;
+  l.captured = s.open_captures.load(std::memory_order_relaxed) > 0;
   std::lock_guard<std::timed_mutex> lock{s.gpu_mu};
-  s.launch_range[correlation] = range;
+  if (l.range >= 0)
+    s.launch_range[correlation] = l.range;
+  if (s.launches.size() >= s.max_records) {
+    s.over_cap.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  s.launch_index[correlation] = s.launches.size();
+  s.launches.push_back(l);
+}
+
+void note_launch_exit(std::uint32_t correlation, const char* api, bool driver,
+                      bool ok) {
+  bool nested = driver && !tls_runtime_calls.empty();
+  if (!driver && !tls_runtime_calls.empty() &&
+      tls_runtime_calls.back() == correlation)
+    tls_runtime_calls.pop_back();
+  auto& s = st();
+  // A runtime capture call makes a driver one: count the outermost only.
+  if (!nested && ok && is_capture_call(api))
+    s.open_captures.fetch_add(1, std::memory_order_relaxed);
+  if (!nested && is_capture_end(api)) {
+    int open = s.open_captures.load(std::memory_order_relaxed);
+    while (open > 0 && !s.open_captures.compare_exchange_weak(open, open - 1))
+      ;
+  }
+  if (is_capture_call(api) || is_capture_end(api))
+    return;
+  std::lock_guard<std::timed_mutex> lock{s.gpu_mu};
+  if (auto i = s.launch_index.find(correlation); i != s.launch_index.end())
+    s.launches[i->second].ok = ok;
+}
+
+void set_launch_callbacks() {
+  st().launch_callbacks = true;
+}
+
+void note_tamper(const char* function, std::int64_t arg) {
+  auto& s = st();
+  auto when = now_ns();
+  std::lock_guard<std::mutex> lock{s.tamper_mu};
+  // Bounded: a process calling it in a loop must not exhaust memory.
+  if (s.tamper_calls.size() >= 4096) {
+    s.over_cap.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  s.tamper_calls.emplace_back(function, arg);
+  s.tamper_when.emplace_back(thread_id(), when);
+}
+
+void set_guard_error(const std::string& reason) {
+  auto& s = st();
+  debug("guard: %s", reason.c_str());
+  std::lock_guard<std::timed_mutex> lock{s.gpu_mu};
+  if (s.guard_error.empty())
+    s.guard_error = reason;
 }
 
 namespace {
@@ -478,7 +575,18 @@ void write_trace(write_trigger trigger, int signal_number) {
   std::vector<kernel_record> kernels;
   std::vector<memop_record> memops;
   std::vector<module_record> modules;
+  std::vector<launch_record> launches;
+  std::unordered_map<std::uint32_t, std::size_t> launch_index;
   std::string cupti_error;
+  std::string guard_error;
+  std::atomic<bool> launch_callbacks{false};
+  // Stream captures open in the process: a launch made meanwhile may have
+  // been captured into a graph rather than run, and has no record of its own.
+  std::atomic<int> open_captures{0};
+
+  std::mutex tamper_mu;
+  std::vector<std::pair<const char*, std::int64_t>> tamper_calls;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> tamper_when;
   if (take(s.gpu_mu)) {
     kernels = s.kernels;
     memops = s.memops;
@@ -532,7 +640,27 @@ void write_trace(write_trigger trigger, int signal_number) {
     memop_offsets.push_back(msg::CreateTraceMemOp(
         fbb, m.is_set ? msg::MemOpKind::set : msg::MemOpKind::copy, m.copy_kind,
         m.bytes, m.start_ns, m.end_ns, m.device, m.context, m.stream,
-        m.correlation, m.range));
+        m.correlation, m.range, m.runtime_correlation));
+
+  std::unordered_map<const char*, flatbuffers::Offset<flatbuffers::String>>
+      api_names;
+  auto api_name = [&](const char* n) {
+    auto it = api_names.find(n);
+    if (it == api_names.end())
+      it = api_names.emplace(n, fbb.CreateSharedString(n ? n : "")).first;
+    return it->second;
+  };
+  std::vector<flatbuffers::Offset<msg::TraceLaunch>> launch_offsets;
+  launch_offsets.reserve(launches.size());
+  for (const auto& l : launches)
+    launch_offsets.push_back(msg::CreateTraceLaunch(
+        fbb, l.correlation, api_name(l.api), l.driver, l.thread, l.range,
+        l.time_ns, l.outer, l.ok, l.captured));
+  std::vector<flatbuffers::Offset<msg::TraceTamper>> tamper_offsets;
+  for (std::size_t i = 0; i < tamper_calls.size(); ++i)
+    tamper_offsets.push_back(msg::CreateTraceTamper(
+        fbb, fbb.CreateSharedString(tamper_calls[i].first),
+        tamper_calls[i].second, tamper_when[i].first, tamper_when[i].second));
 
   std::vector<flatbuffers::Offset<msg::TraceModule>> module_offsets;
   module_offsets.reserve(modules.size());
@@ -550,6 +678,9 @@ void write_trace(write_trigger trigger, int signal_number) {
   auto k_vec = fbb.CreateVector(kernel_offsets);
   auto m_vec = fbb.CreateVector(memop_offsets);
   auto mod_vec = fbb.CreateVector(module_offsets);
+  auto l_vec = fbb.CreateVector(launch_offsets);
+  auto t_vec = fbb.CreateVector(tamper_offsets);
+  auto g_err = fbb.CreateString(guard_error);
 
   msg::TraceTrigger trig = msg::TraceTrigger::exit;
   if (trigger == write_trigger::signal)
@@ -562,7 +693,8 @@ void write_trace(write_trigger trigger, int signal_number) {
       static_cast<std::uint32_t>(::getppid()), command,
       cupti_clock ? msg::TraceClock::cupti : msg::TraceClock::monotonic, trig,
       signal_number, s.nvtx_active.load(), s.cuda_active.load(),
-      s.cupti_active.load(), error, dropped, r_vec, k_vec, m_vec, mod_vec);
+      s.cupti_active.load(), error, dropped, r_vec, k_vec, m_vec, mod_vec,
+      s.launch_callbacks.load(), l_vec, t_vec, g_err);
   msg::FinishTraceBuffer(fbb, root);
   write_file(s.dir, fbb.GetBufferPointer(), fbb.GetSize());
 }
@@ -595,6 +727,12 @@ void reset_after_fork() {
   s.memops.clear();
   s.modules.clear();
   s.launch_range.clear();
+  s.launches.clear();
+  s.launch_index.clear();
+  new (&s.tamper_mu) std::mutex;
+  s.tamper_calls.clear();
+  s.tamper_when.clear();
+  tls_runtime_calls.clear();
   s.exit_written = false;
 }
 

@@ -38,6 +38,20 @@ struct memop_record {
   std::int64_t range = -1; ///< set by the recorder from the launch map
 };
 
+/// An API call that puts work on a device, as the launch callback saw it;
+/// `api` points into CUPTI's static names.
+struct launch_record {
+  std::uint32_t correlation = 0;
+  const char* api = nullptr;
+  bool driver = false;
+  std::uint32_t thread = 0;
+  std::int64_t range = -1;
+  std::uint64_t time_ns = 0;
+  std::uint32_t outer = 0;
+  bool ok = false;
+  bool captured = false;
+};
+
 /// A module (cubin) loaded by the driver, hashed in the load callback.
 struct module_record {
   std::string hash;
@@ -95,9 +109,19 @@ void set_cupti_error(const std::string& reason);
 void set_flush_hook(void (*flush)(bool forced));
 /// Runs the flush hook; false when there is none (no CUPTI).
 bool flush_cupti(bool forced);
-/// Maps a launch's correlation id to the innermost range of the calling
-/// thread; does nothing when no range is open.
-void note_launch(std::uint32_t correlation);
+/// Records a launch at its API entry (thread, innermost range of the
+/// thread, time) and maps its correlation id to that range; the exit
+/// callback completes it with note_launch_exit.
+void note_launch_entry(std::uint32_t correlation, const char* api, bool driver);
+/// The launch's API call returned; `ok` when it succeeded.
+void note_launch_exit(std::uint32_t correlation, const char* api, bool driver,
+                      bool ok);
+/// The launch callbacks are on: the trace's launches are all of them.
+void set_launch_callbacks();
+/// The process called a CUPTI off switch, which the guard made harmless.
+void note_tamper(const char* function, std::int64_t arg);
+/// Why the guard over CUPTI's off switches could not be installed.
+void set_guard_error(const std::string& reason);
 void add_kernel(const kernel_record& k);
 void add_memop(const memop_record& m);
 void add_module(module_record m);

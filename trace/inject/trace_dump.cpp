@@ -49,6 +49,18 @@ void dump(const kport::trace::trace& t) {
                 m.copy_kind, static_cast<unsigned long long>(m.bytes),
                 static_cast<unsigned long long>(m.end_ns - m.start_ns),
                 m.device, m.stream, static_cast<long long>(m.range));
+  for (const auto& l : t.launches)
+    std::printf("launch api=%s driver=%d corr=%u outer=%u thread=%u "
+                "range=%lld time=%llu ok=%d captured=%d\n",
+                l.api.c_str(), l.driver, l.correlation, l.outer, l.thread,
+                static_cast<long long>(l.range),
+                static_cast<unsigned long long>(l.time_ns), l.ok, l.captured);
+  for (const auto& x : t.tampers)
+    std::printf("tamper function=%s arg=%lld thread=%u time=%llu\n",
+                x.function.c_str(), static_cast<long long>(x.arg), x.thread,
+                static_cast<unsigned long long>(x.time_ns));
+  if (!t.guard_error.empty())
+    std::printf("guard_error %s\n", t.guard_error.c_str());
   for (const auto& m : t.modules)
     std::printf("module hash=%s size=%llu id=%u device=%u context=%u\n",
                 m.hash.c_str(), static_cast<unsigned long long>(m.size),

@@ -51,7 +51,8 @@ TEST(bench_samples, an_iteration_without_kernels_has_an_empty_set) {
   EXPECT_TRUE(s.kernels["n=16"][0].empty());
   EXPECT_TRUE(s.kernels["n=16"][1].empty());
   ASSERT_EQ(s.kernels["n=32"].size(), 1u);
-  EXPECT_EQ(describe(s.kernels["n=32"][0]), "k");
+  // One entry per launch: the same work is the same launches, counted.
+  EXPECT_EQ(describe(s.kernels["n=32"][0]), "k x2");
   EXPECT_EQ(describe(s.kernels["n=16"][0]), "(no kernel)");
 }
 
@@ -75,7 +76,8 @@ TEST(bench_samples, kernels_in_a_range_opened_inside_the_timed_one_count) {
     k.range = 5;
   auto s = samples_from_traces({t}, time_source::kernel_sum);
   EXPECT_EQ(s.per_config["n=32"], (std::vector<double>{80}));
-  EXPECT_EQ(describe(s.kernels["n=32"][0]), "k");
+  // One entry per launch: the same work is the same launches, counted.
+  EXPECT_EQ(describe(s.kernels["n=32"][0]), "k x2");
 }
 
 } // namespace

@@ -1,0 +1,317 @@
+#include "gates/integrity/harness_rules.hpp"
+
+#include "gates/bench_samples.hpp"
+#include "gates/bench_windows.hpp"
+#include "gates/proof.hpp"
+#include "kport/nvtx_convention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace kport::gates {
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
+
+bool convention(std::string_view name) {
+  return starts_with(name, "kport:") || starts_with(name, "kport.");
+}
+
+bool timed(std::string_view name) {
+  return starts_with(name, nvtx::timed_prefix);
+}
+
+bool warmup(std::string_view name) {
+  return starts_with(name, nvtx::warmup_prefix);
+}
+
+/// Per config, the bench ranges in the order they opened: 'W' warm-up,
+/// 'T' timed, 's' when opened with nvtxRangeStart (not the helpers' way).
+std::map<std::string, std::string>
+range_sequences(const std::vector<trace::trace>& traces) {
+  struct at {
+    std::uint64_t start;
+    std::string config;
+    char kind;
+  };
+  std::vector<at> all;
+  for (auto& t : traces)
+    for (auto& r : t.ranges) {
+      if (!timed(r.name) && !warmup(r.name))
+        continue;
+      bool is_timed = timed(r.name);
+      auto config = r.name.substr(is_timed ? nvtx::timed_prefix.size()
+                                           : nvtx::warmup_prefix.size());
+      all.push_back(
+          {r.start_ns, config, r.start_end ? 's' : (is_timed ? 'T' : 'W')});
+    }
+  std::stable_sort(all.begin(), all.end(),
+                   [](auto& a, auto& b) { return a.start < b.start; });
+  std::map<std::string, std::string> out;
+  for (auto& a : all)
+    out[a.config].push_back(a.kind);
+  return out;
+}
+
+std::string shape_text(const std::string& seq) {
+  int w = 0, t = 0, s = 0;
+  for (char c : seq)
+    (c == 'W' ? w : c == 'T' ? t : s)++;
+  return fmt::format("{} warm-up, {} timed{}", w, t,
+                     s ? fmt::format(", {} start/end", s) : "");
+}
+
+std::uint64_t underflows(const std::vector<trace::trace>& traces) {
+  std::uint64_t n = 0;
+  for (auto& t : traces)
+    n += t.dropped_by.range_underflow;
+  return n;
+}
+
+} // namespace
+
+std::vector<integrity_finding>
+check_range_structure(const std::vector<trace::trace>& candidate,
+                      const std::vector<trace::trace>& reference,
+                      const run_label& where) {
+  std::vector<integrity_finding> out;
+  auto add = [&](std::string config, std::string text) {
+    out.push_back(make_finding(msg::IntegrityRule::harness_tampered, where,
+                               std::move(config), std::move(text)));
+  };
+  for (auto& t : candidate) {
+    std::unordered_map<std::int64_t, const trace::trace_range*> by_id;
+    for (auto& r : t.ranges)
+      by_id.emplace(r.id, &r);
+    auto bench_ancestor = [&](const trace::trace_range& r,
+                              bool timed_only) -> const trace::trace_range* {
+      auto id = r.parent;
+      for (std::size_t steps = 0; id >= 0 && steps <= by_id.size(); ++steps) {
+        auto p = by_id.find(id);
+        if (p == by_id.end())
+          return nullptr;
+        if (timed_only ? timed(p->second->name) : convention(p->second->name))
+          return p->second;
+        id = p->second->parent;
+      }
+      return nullptr;
+    };
+    std::vector<const trace::trace_range*> timed_ranges;
+    for (auto& r : t.ranges) {
+      if (!convention(r.name) || starts_with(r.name, nvtx::test_prefix))
+        continue;
+      bool window = timed(r.name) || warmup(r.name);
+      if (window && !r.closed) {
+        add("", fmt::format("range `{}` of process {} was never closed", r.name,
+                            t.pid));
+        continue;
+      }
+      if (window)
+        if (auto* p = bench_ancestor(r, false))
+          add("", fmt::format("range `{}` was opened inside `{}` (thread {} "
+                              "of process {}): bench ranges are never nested",
+                              r.name, p->name, r.thread, t.pid));
+      if (!window)
+        if (auto* p = bench_ancestor(r, true))
+          add("", fmt::format("range `{}` was opened inside the timed range "
+                              "`{}` (thread {} of process {}): the helper's "
+                              "steps run outside the window",
+                              r.name, p->name, r.thread, t.pid));
+      if (timed(r.name))
+        timed_ranges.push_back(&r);
+    }
+    std::sort(timed_ranges.begin(), timed_ranges.end(),
+              [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
+    for (std::size_t i = 1; i < timed_ranges.size(); ++i)
+      if (timed_ranges[i]->start_ns < timed_ranges[i - 1]->end_ns) {
+        add("",
+            fmt::format("timed ranges `{}` (thread {}) and `{}` (thread "
+                        "{}) of process {} overlap: timed calls run one "
+                        "after another",
+                        timed_ranges[i - 1]->name, timed_ranges[i - 1]->thread,
+                        timed_ranges[i]->name, timed_ranges[i]->thread, t.pid));
+        break;
+      }
+  }
+  if (auto c = underflows(candidate), r = underflows(reference); c > r)
+    add("", fmt::format("{} range pops or ends without an open range in the "
+                        "candidate's bench against {} in the reference's: a "
+                        "range was closed that the bench did not open",
+                        c, r));
+  auto ref = range_sequences(reference);
+  for (auto& [config, seq] : range_sequences(candidate)) {
+    auto r = ref.find(config);
+    if (r == ref.end()) {
+      // Both sides run the same bench: a config only the candidate's opens
+      // is a range it made itself (a timed range re-pushed under a name of
+      // its own after closing the real one).
+      if (!ref.empty())
+        add(config, fmt::format("config `{}`: the candidate's bench opened {} "
+                                "ranges ({}) for a config the reference's "
+                                "bench never ran",
+                                config, seq.size(), shape_text(seq)));
+      continue;
+    }
+    if (r->second == seq)
+      continue;
+    add(config, fmt::format("config `{}`: the candidate's bench opened {} "
+                            "ranges ({}) where the reference's opened {} "
+                            "({}), in that order",
+                            config, seq.size(), shape_text(seq),
+                            r->second.size(), shape_text(r->second)));
+  }
+  return out;
+}
+
+namespace {
+
+/// Device work of one side outside its windows and per-call counts inside.
+struct side_work {
+  std::map<kernel_name, int> outside;
+  /// Per launch seen in a timed window: launches per window it is in.
+  std::map<kernel_name, double> per_call;
+  /// For the report: a thread and config of the first outside launch.
+  std::map<kernel_name, std::pair<std::uint32_t, std::string>> first;
+  std::uint32_t pid = 0;
+};
+
+side_work work_of(const std::vector<trace::trace>& traces) {
+  side_work w;
+  std::map<kernel_name, std::pair<int, std::set<std::int64_t>>> inside;
+  for (auto& t : traces) {
+    if (w.pid == 0)
+      w.pid = t.pid;
+    std::uint64_t first = UINT64_MAX;
+    for (auto& r : t.ranges)
+      if (convention(r.name) && !starts_with(r.name, nvtx::test_prefix))
+        first = std::min(first, r.start_ns);
+    if (first == UINT64_MAX)
+      continue;
+    std::unordered_map<std::uint32_t, const trace::trace_launch*> launches;
+    for (auto& l : t.launches)
+      launches.emplace(l.correlation, &l);
+    auto timed_list = timed_ranges(t);
+    auto next_config = [&](std::uint64_t at) {
+      for (auto& r : timed_list)
+        if (r.start_ns >= at)
+          return r.config;
+      return std::string{};
+    };
+    window_finder find{t};
+    auto take = [&](kernel_name n, std::int64_t range, std::uint32_t corr,
+                    std::uint64_t start) {
+      auto win = find.of(range);
+      if (win.kind == window_kind::timed) {
+        auto& in = inside[n];
+        ++in.first;
+        in.second.insert(win.range);
+        return;
+      }
+      if (win.kind == window_kind::warmup)
+        return;
+      auto l = launches.find(corr);
+      auto at = l != launches.end() ? l->second->time_ns : start;
+      // Before the bench's first range no input exists: set-up (module
+      // loads, constants), the same for any call that follows.
+      if (at < first)
+        return;
+      ++w.outside[n];
+      if (!w.first.count(n))
+        w.first[n] = {l != launches.end() ? l->second->thread : 0,
+                      next_config(at)};
+    };
+    for (auto& k : t.kernels)
+      take(launch_of(k), k.range, k.correlation, k.start_ns);
+    for (auto& m : t.memops)
+      take(launch_of(m), m.range,
+           m.runtime_correlation ? m.runtime_correlation : m.correlation,
+           m.start_ns);
+  }
+  for (auto& [n, in] : inside)
+    w.per_call[n] =
+        static_cast<double>(in.first) /
+        static_cast<double>(std::max<std::size_t>(1, in.second.size()));
+  return w;
+}
+
+std::string launch_text(const kernel_name& n) {
+  return describe({n});
+}
+
+} // namespace
+
+std::vector<integrity_finding>
+check_outside_work(const std::vector<trace::trace>& candidate,
+                   const std::vector<trace::trace>& reference,
+                   const port_spec& spec, const run_label& where) {
+  if (spec.target.kernels.empty() || spec.reference.kernels.empty())
+    return {};
+  auto cand = work_of(candidate);
+  auto ref = work_of(reference);
+  auto count = [](const std::map<kernel_name, int>& m, const kernel_name& n) {
+    auto i = m.find(n);
+    return i == m.end() ? 0 : i->second;
+  };
+  // How many calls the reference's bench makes outside its windows beyond
+  // the harness (a user's bench warming up outside any range): its own
+  // launches there, in calls.
+  double ref_calls = 0;
+  for (auto& [n, k] : ref.outside) {
+    auto per = ref.per_call.find(n);
+    if (per == ref.per_call.end() || n.memop ||
+        !kernel_matches(n.name, n.demangled, spec.reference.kernels))
+      continue;
+    double extra = k - count(cand.outside, n);
+    ref_calls = std::max(ref_calls, extra / per->second);
+  }
+  std::vector<integrity_finding> out;
+  for (auto& [n, k] : cand.outside) {
+    int allowed = count(ref.outside, n);
+    if (auto per = cand.per_call.find(n); per != cand.per_call.end())
+      allowed += static_cast<int>(std::ceil(ref_calls * per->second - 1e-9));
+    if (k <= allowed)
+      continue;
+    auto& [thread, config] = cand.first[n];
+    std::string who = thread == 0
+                          ? std::string{"a thread the trace does not name"}
+                      : thread == cand.pid
+                          ? fmt::format("thread {} (the main thread)", thread)
+                          : fmt::format("thread {}", thread);
+    auto f = make_finding(
+        msg::IntegrityRule::work_outside_window, where, config,
+        fmt::format("{} ran {} times outside the timed windows and warm-up "
+                    "ranges of the {} against {} in the reference's bench "
+                    "(first launched from {}{})",
+                    launch_text(n), k, where.what, allowed, who,
+                    config.empty() ? "" : ", before config " + config));
+    f.kernels = {n.shown()};
+    f.count = k - allowed;
+    out.push_back(std::move(f));
+  }
+  for (auto& [n, k] : ref.outside) {
+    if (!n.memop && kernel_matches(n.name, n.demangled, spec.reference.kernels))
+      continue;
+    int c = count(cand.outside, n);
+    if (c >= k)
+      continue;
+    auto f = make_finding(
+        msg::IntegrityRule::harness_tampered, where, ref.first[n].second,
+        fmt::format("the helper's {} ran {} times outside the windows of the "
+                    "reference's bench and {} times in the {}: a harness step "
+                    "(L2 flush, inputs, digest) did not happen",
+                    launch_text(n), k, c, where.what));
+    f.kernels = {n.shown()};
+    f.count = k - c;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+} // namespace kport::gates

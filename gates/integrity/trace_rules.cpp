@@ -1,0 +1,193 @@
+#include "gates/integrity/trace_rules.hpp"
+
+#include "kport/nvtx_convention.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace kport::gates {
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.substr(0, p.size()) == p;
+}
+
+/// Records whose loss would make a missing record look like tampering.
+std::uint64_t lost(const trace::trace& t) {
+  return t.dropped_by.cupti_records + t.dropped_by.cupti_buffers +
+         t.dropped_by.over_cap + t.dropped_by.signal_skipped;
+}
+
+bool bench_range(std::string_view name) {
+  return starts_with(name, "kport:") || starts_with(name, "kport.");
+}
+
+/// The first start and last end of the bench ranges of a trace (every
+/// `kport:` and `kport.*` range): where "near the windows" is.
+std::pair<std::uint64_t, std::uint64_t> bench_span(const trace::trace& t) {
+  std::uint64_t first = UINT64_MAX, last = 0;
+  for (auto& r : t.ranges)
+    if (bench_range(r.name) && !starts_with(r.name, nvtx::test_prefix)) {
+      first = std::min(first, r.start_ns);
+      last = std::max(last, r.closed ? r.end_ns : r.start_ns);
+    }
+  return {first, last};
+}
+
+std::string thread_text(const trace::trace& t, std::uint32_t thread) {
+  return thread == t.pid ? fmt::format("thread {} (the main thread)", thread)
+                         : fmt::format("thread {}", thread);
+}
+
+} // namespace
+
+std::optional<std::string>
+missing_evidence(const std::vector<trace::trace>& traces,
+                 const std::string& what) {
+  if (traces.empty())
+    return fmt::format(
+        "no trace from {}: the injection library did not load in any of its "
+        "processes (is libkport_inject.so where kport looks, or KPORT_INJECT "
+        "set? did the program drop NVTX_INJECTION64_PATH and "
+        "CUDA_INJECTION64_PATH from its environment?)",
+        what);
+  bool cuda = std::any_of(traces.begin(), traces.end(),
+                          [](auto& t) { return t.cuda_active; });
+  if (!cuda)
+    return fmt::format(
+        "no device evidence from {}: none of its {} traced processes "
+        "initialised CUDA under the injection library "
+        "(CUDA_INJECTION64_PATH not honoured or removed)",
+        what, traces.size());
+  for (auto& t : traces)
+    if (t.cuda_active && !t.cupti_active)
+      return fmt::format("no device evidence from {}: CUPTI did not start in "
+                         "process {}{}",
+                         what, t.pid,
+                         t.cupti_error.empty() ? "" : ": " + t.cupti_error);
+  return std::nullopt;
+}
+
+bool leaves_activity(std::string_view api) {
+  // cuLaunchHostFunc runs on the host: no device record.
+  for (std::string_view p :
+       {"cuLaunchKernel", "cuLaunchCooperativeKernel", "cuLaunchGrid",
+        "cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cuGraphLaunch",
+        "cudaGraphLaunch", "cuMemcpy", "cudaMemcpy", "cuMemset", "cudaMemset"})
+    if (starts_with(api, p))
+      return true;
+  return false;
+}
+
+std::vector<integrity_finding>
+check_trace_tampering(const std::vector<trace::trace>& traces,
+                      launch_scope scope, const run_label& where) {
+  std::vector<integrity_finding> out;
+  for (auto& t : traces) {
+    auto [first, last] = bench_span(t);
+    // The guard's records: a process switching kport's recording off. At
+    // exit a library may tear CUPTI down; before the last bench range
+    // closed, nothing honest has a reason to.
+    std::map<std::string, int> calls;
+    std::uint32_t thread = 0;
+    for (auto& x : t.tampers)
+      if (scope == launch_scope::test || first == UINT64_MAX ||
+          x.time_ns <= last) {
+        if (calls[x.function]++ == 0 && thread == 0)
+          thread = x.thread;
+      }
+    if (!calls.empty()) {
+      std::string list;
+      int n = 0;
+      for (auto& [fn, count] : calls) {
+        list += fmt::format("{}{} x{}", list.empty() ? "" : ", ", fn, count);
+        n += count;
+      }
+      auto f = make_finding(
+          msg::IntegrityRule::trace_tampered, where, "",
+          fmt::format("process {} of the {} called CUPTI's off switches ({}; "
+                      "first from {}): kport's guard kept recording",
+                      t.pid, where.what, list, thread_text(t, thread)));
+      f.count = n;
+      out.push_back(std::move(f));
+    }
+    if (!t.launch_callbacks || !t.cupti_active || lost(t) > 0)
+      continue;
+    // A launch made through cudart is a runtime call and the driver call it
+    // makes; one record (with either's correlation id) accounts for both.
+    std::unordered_set<std::uint32_t> recorded;
+    for (auto& k : t.kernels)
+      recorded.insert(k.correlation);
+    for (auto& m : t.memops) {
+      recorded.insert(m.correlation);
+      if (m.runtime_correlation)
+        recorded.insert(m.runtime_correlation);
+    }
+    std::unordered_map<std::int64_t, const trace::trace_range*> ranges;
+    for (auto& r : t.ranges)
+      ranges.emplace(r.id, &r);
+    auto in_scope_range = [&](std::int64_t id) {
+      for (std::size_t steps = 0; id >= 0 && steps <= ranges.size(); ++steps) {
+        auto r = ranges.find(id);
+        if (r == ranges.end())
+          return false;
+        std::string_view name = r->second->name;
+        if (scope == launch_scope::test ? starts_with(name, nvtx::test_prefix)
+                                        : bench_range(name))
+          return true;
+        id = r->second->parent;
+      }
+      return false;
+    };
+    struct group {
+      const trace::trace_launch* first = nullptr;
+      bool expects = false, captured = false, accounted = false;
+    };
+    std::map<std::uint32_t, group> groups;
+    for (auto& l : t.launches) {
+      auto& g = groups[l.outer ? l.outer : l.correlation];
+      if (!g.first || (!l.driver && g.first->driver))
+        g.first = &l;
+      g.expects |= l.ok && leaves_activity(l.api);
+      g.captured |= l.captured;
+      g.accounted |= recorded.count(l.correlation) > 0;
+    }
+    int missing = 0;
+    const trace::trace_launch* example = nullptr;
+    for (auto& [key, g] : groups) {
+      if (!g.expects || g.captured || g.accounted)
+        continue;
+      auto& l = *g.first;
+      bool near = in_scope_range(l.range) ||
+                  (scope == launch_scope::bench && first != UINT64_MAX &&
+                   l.time_ns >= first && l.time_ns <= last);
+      if (!near)
+        continue;
+      if (missing++ == 0)
+        example = &l;
+    }
+    if (missing > 0) {
+      std::string range = "no range";
+      if (auto r = ranges.find(example->range); r != ranges.end())
+        range = "range `" + r->second->name + "`";
+      auto f = make_finding(
+          msg::IntegrityRule::trace_tampered, where, "",
+          fmt::format("{} launches of process {} of the {} left no activity "
+                      "record although CUPTI dropped none (the first: {} "
+                      "correlation {} from {} in {}): activity collection was "
+                      "switched off or its records taken",
+                      missing, t.pid, where.what, example->api,
+                      example->correlation, thread_text(t, example->thread),
+                      range));
+      f.count = missing;
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+} // namespace kport::gates

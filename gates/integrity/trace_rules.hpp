@@ -1,0 +1,43 @@
+#pragma once
+
+// Rules over the trace itself: is it there, and is it whole. A run whose
+// trace is missing, or whose injection library did not start CUPTI, has no
+// evidence (BLOCKED, never a cheat verdict); a run whose process switched
+// CUPTI off, or whose launches have no activity records while CUPTI lost
+// none, forged its evidence (`trace_tampered`).
+
+#include "gates/integrity/rule_table.hpp"
+#include "trace/trace_file.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kport::gates {
+
+/// Why a CUDA run's traces are no evidence at all, or nothing: no trace file
+/// (the injection library did not load), no process that initialised CUDA
+/// under it, or CUPTI not recording. `what` names the run ("the candidate's
+/// bench run").
+std::optional<std::string>
+missing_evidence(const std::vector<trace::trace>& traces,
+                 const std::string& what);
+
+/// Which launches the accounting covers: those of a bench run in or near its
+/// timed windows, or those of a test run inside its tests' ranges.
+enum class launch_scope { bench, test };
+
+/// trace_tampered: calls to CUPTI's off switches (recorded by the injection
+/// library's guard) made before the run's last bench range closed, and API
+/// calls that put work on the device (kernel and graph launches, copies,
+/// memsets) with no activity record, in `scope`, in traces whose CUPTI lost
+/// no record.
+std::vector<integrity_finding>
+check_trace_tampering(const std::vector<trace::trace>& traces,
+                      launch_scope scope, const run_label& where);
+
+/// Whether an API function (as CUPTI names it) must leave an activity
+/// record when it succeeds: kernel and graph launches, copies, memsets.
+bool leaves_activity(std::string_view api);
+
+} // namespace kport::gates

@@ -1,0 +1,102 @@
+// A CUDA program for the trace rules on a real GPU (trace_rules_gpu_test):
+// each mode does one thing inside a timed range `kport:probe`, the way a
+// bench would, and prints "done".
+//   memcpy   a 64 MiB device-to-device copy and a memset, no kernel
+//   graph    a kernel captured into a CUDA graph, the graph launched
+//   disable  cuptiActivityDisable(CONCURRENT_KERNEL) around a kernel, from
+//            the libcupti the injection library loaded
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <string>
+
+namespace {
+
+__global__ void spin_kernel(float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    for (int k = 0; k < 64; ++k)
+      x[i] = x[i] * 0.999f + 1.0f;
+}
+
+int check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    return 1;
+  }
+  return 0;
+}
+
+void* loaded_cupti() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    auto at = line.find('/');
+    if (at != std::string::npos &&
+        line.find("libcupti.so", at) != std::string::npos)
+      return ::dlopen(line.substr(at).c_str(), RTLD_NOW | RTLD_NOLOAD);
+  }
+  return nullptr;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  const int n = 1 << 24;
+  float *a = nullptr, *b = nullptr;
+  if (check(cudaMalloc(&a, n * sizeof(float)), "cudaMalloc") ||
+      check(cudaMalloc(&b, n * sizeof(float)), "cudaMalloc"))
+    return 1;
+  cudaStream_t s;
+  cudaStreamCreate(&s);
+  // Warm-up outside the window: module load, first launch.
+  spin_kernel<<<n / 256, 256, 0, s>>>(a, n);
+  cudaStreamSynchronize(s);
+  if (mode == "memcpy") {
+    nvtxRangePushA("kport:probe");
+    cudaMemcpyAsync(b, a, n * sizeof(float), cudaMemcpyDeviceToDevice, s);
+    cudaMemsetAsync(a, 0, n * sizeof(float), s);
+    cudaStreamSynchronize(s);
+    nvtxRangePop();
+  } else if (mode == "graph") {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+    spin_kernel<<<n / 256, 256, 0, s>>>(b, n);
+    cudaStreamEndCapture(s, &graph);
+    if (check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate"))
+      return 1;
+    nvtxRangePushA("kport:probe");
+    cudaGraphLaunch(exec, s);
+    cudaStreamSynchronize(s);
+    nvtxRangePop();
+  } else if (mode == "disable") {
+    void* lib = loaded_cupti();
+    if (!lib) {
+      std::fprintf(stderr, "no libcupti in the process\n");
+      return 1;
+    }
+    using toggle = int (*)(int);
+    auto off = reinterpret_cast<toggle>(::dlsym(lib, "cuptiActivityDisable"));
+    auto on = reinterpret_cast<toggle>(::dlsym(lib, "cuptiActivityEnable"));
+    nvtxRangePushA("kport:probe");
+    off(10); // CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+    spin_kernel<<<n / 256, 256, 0, s>>>(b, n);
+    cudaStreamSynchronize(s);
+    on(10);
+    nvtxRangePop();
+  } else {
+    std::fprintf(stderr, "usage: %s memcpy|graph|disable\n", argv[0]);
+    return 2;
+  }
+  if (check(cudaGetLastError(), mode.c_str()))
+    return 1;
+  std::printf("done\n");
+  std::fflush(stdout);
+  return 0;
+}

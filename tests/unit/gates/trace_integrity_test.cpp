@@ -1,0 +1,469 @@
+// The trace rules of issue 20 on small traces built here: each fires on the
+// cheat it is for and stays quiet on the honest trace of the same bench.
+// The bench is kport_bench's shape: per config a warm-up range, then per
+// timed call the helper's input generation and L2 flush outside the window,
+// the call inside `kport:<config>`, and a digest after it.
+#include "gates/integrity.hpp"
+
+#include <functional>
+#include <gtest/gtest.h>
+
+namespace kport::gates {
+namespace {
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+const run_label where{"bench candidate 1", "candidate", 1};
+
+/// Builds one process's trace the way the injection library records it:
+/// ranges with parents, each launch with its callback record and (unless
+/// told otherwise) its activity record.
+struct builder {
+  trace::trace t;
+  std::uint64_t clock = 1000;
+  std::uint32_t corr = 1;
+  std::vector<std::int64_t> stack;
+
+  builder() {
+    t.pid = 100;
+    t.nvtx_active = t.cuda_active = t.cupti_active = t.launch_callbacks = true;
+    t.clock = "cupti";
+  }
+  std::int64_t push(const std::string& name, std::uint32_t thread = 100) {
+    trace::trace_range r;
+    r.id = static_cast<std::int64_t>(t.ranges.size());
+    r.name = name;
+    r.start_ns = clock++;
+    r.thread = thread;
+    r.depth = static_cast<std::uint32_t>(stack.size());
+    r.parent = stack.empty() ? -1 : stack.back();
+    t.ranges.push_back(r);
+    stack.push_back(r.id);
+    return r.id;
+  }
+  void pop() {
+    auto& r = t.ranges[static_cast<std::size_t>(stack.back())];
+    r.end_ns = clock++;
+    r.closed = true;
+    stack.pop_back();
+  }
+  std::int64_t top() const { return stack.empty() ? -1 : stack.back(); }
+  /// A kernel launched now from `thread` in the innermost open range.
+  void kernel(const std::string& name, std::uint64_t ns = 100,
+              std::uint32_t grid = 1, bool record = true,
+              std::uint32_t thread = 100, std::string api = "cuLaunchKernel") {
+    auto c = corr++;
+    auto range = thread == 100 ? top() : -1;
+    t.launches.push_back({c, api, true, thread, range, clock, 0, true, false});
+    if (record) {
+      trace::trace_kernel k;
+      k.name = name;
+      k.start_ns = clock;
+      k.end_ns = clock + ns;
+      k.correlation = c;
+      k.grid = {grid, 1, 1};
+      k.block = {128, 1, 1};
+      k.range = range;
+      t.kernels.push_back(k);
+    }
+    clock += ns + 10;
+  }
+  void copy(std::uint64_t bytes, std::uint64_t ns, std::uint32_t kind = 8) {
+    auto c = corr++;
+    t.launches.push_back(
+        {c, "cuMemcpyAsync", true, 100, top(), clock, 0, true, false});
+    trace::trace_memop m;
+    m.kind = trace::memop_kind::copy;
+    m.copy_kind = kind;
+    m.bytes = bytes;
+    m.start_ns = clock;
+    m.end_ns = clock + ns;
+    m.correlation = c;
+    m.range = top();
+    t.memops.push_back(m);
+    clock += ns + 10;
+  }
+};
+
+/// What one timed call launches, by config and 1-based iteration.
+using call_fn = std::function<void(builder&, const std::string&, int)>;
+
+call_fn launches(const std::string& kernel) {
+  return [kernel](builder& b, const std::string&, int) { b.kernel(kernel); };
+}
+
+struct bench_shape {
+  std::vector<std::string> configs = {"a", "b"};
+  int iterations = 3;
+  bool warmup_in_range = true; ///< else the warm-up call runs outside
+  bool flush = true;
+};
+
+/// kport_bench's trace: the helper's kernels (randn, fill, digest) the same
+/// on both sides, `call` in the windows and the warm-up.
+trace::trace bench(const call_fn& call, const bench_shape& shape = {}) {
+  builder b;
+  b.kernel("module_init_kernel"); // before any bench range: set-up
+  for (auto& c : shape.configs) {
+    if (shape.warmup_in_range)
+      b.push("kport.warmup:" + c);
+    call(b, c, 0);
+    if (shape.warmup_in_range)
+      b.pop();
+    for (int i = 1; i <= shape.iterations; ++i) {
+      b.kernel("randn_kernel", 50, 64);
+      if (shape.flush)
+        b.kernel("fill_kernel", 80, 4096);
+      b.push("kport:" + c);
+      call(b, c, i);
+      b.pop();
+      b.kernel("digest_kernel", 20, 8);
+    }
+  }
+  return b.t;
+}
+
+port_spec spec() {
+  port_spec s;
+  s.reference.kernels = {"ref_kernel*"};
+  s.target.kernels = {"port_kernel*"};
+  return s;
+}
+
+std::vector<integrity_finding> harness(const trace::trace& cand,
+                                       const trace::trace& ref) {
+  auto f = check_range_structure({cand}, {ref}, where);
+  for (auto& x : check_outside_work({cand}, {ref}, spec(), where))
+    f.push_back(x);
+  order_findings(f);
+  return f;
+}
+
+const trace::trace& reference() {
+  static auto t = bench(launches("ref_kernel"));
+  return t;
+}
+
+// ---- item 1: copies and memsets are device time ------------------------
+
+TEST(trace_integrity, copies_and_memsets_in_the_window_count_as_device_time) {
+  auto t = bench([](builder& b, const std::string&, int) {
+    b.kernel("port_kernel", 100);
+    b.copy(1 << 20, 300);
+  });
+  auto s = samples_from_traces({t}, time_source::kernel_sum);
+  ASSERT_EQ(s.per_config["a"].size(), 3u);
+  EXPECT_EQ(s.per_config["a"][0], 400.0);
+  // The span holds the gap between them too.
+  EXPECT_EQ(s.span["a"][0], 100.0 + 10 + 300);
+  EXPECT_TRUE(contains(describe(s.kernels["a"][0]), "[memcpy DtoD] 1048576"))
+      << describe(s.kernels["a"][0]);
+}
+
+// ---- item 2: every launch accounted for --------------------------------
+
+TEST(trace_integrity, a_launch_without_its_record_is_trace_tampered) {
+  auto honest = bench(launches("port_kernel"));
+  EXPECT_TRUE(
+      check_trace_tampering({honest}, launch_scope::bench, where).empty());
+  // cupti_off: activity switched off around the real kernel, the launch
+  // callback still saw it.
+  auto cheat = bench([](builder& b, const std::string&, int i) {
+    b.kernel("port_kernel", 5);
+    b.kernel("port_kernel_real", 500, 1, /*record=*/i == 0);
+  });
+  auto f = check_trace_tampering({cheat}, launch_scope::bench, where);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::trace_tampered);
+  EXPECT_EQ(f[0].count, 6);
+  EXPECT_TRUE(contains(f[0].detail, "thread 100 (the main thread)"))
+      << f[0].detail;
+  EXPECT_TRUE(contains(f[0].detail, "range `kport:a`")) << f[0].detail;
+}
+
+TEST(trace_integrity,
+     dropped_records_captures_and_failed_calls_are_no_tampering) {
+  auto cheat = bench([](builder& b, const std::string&, int) {
+    b.kernel("port_kernel", 500, 1, /*record=*/false);
+  });
+  auto dropped = cheat;
+  dropped.dropped_by.cupti_records = 3;
+  EXPECT_TRUE(
+      check_trace_tampering({dropped}, launch_scope::bench, where).empty());
+  auto captured = cheat;
+  for (auto& l : captured.launches)
+    l.captured = true;
+  EXPECT_TRUE(
+      check_trace_tampering({captured}, launch_scope::bench, where).empty());
+  auto failed = cheat;
+  for (auto& l : failed.launches)
+    l.ok = false;
+  EXPECT_TRUE(
+      check_trace_tampering({failed}, launch_scope::bench, where).empty());
+  auto host_func = cheat;
+  for (auto& l : host_func.launches)
+    l.api = "cuLaunchHostFunc";
+  EXPECT_TRUE(
+      check_trace_tampering({host_func}, launch_scope::bench, where).empty());
+}
+
+TEST(trace_integrity, a_runtime_launch_is_accounted_for_by_its_driver_call) {
+  builder b;
+  b.push("kport:a");
+  // cudaLaunchKernel (runtime, 7) made cuLaunchKernel (driver, 8): the
+  // record carries the driver's id.
+  b.t.launches.push_back(
+      {7, "cudaLaunchKernel_v7000", false, 100, 0, b.clock, 0, true, false});
+  b.t.launches.push_back(
+      {8, "cuLaunchKernel", true, 100, 0, b.clock, 7, true, false});
+  trace::trace_kernel k;
+  k.name = "port_kernel";
+  k.correlation = 8;
+  k.range = 0;
+  b.t.kernels.push_back(k);
+  b.pop();
+  EXPECT_TRUE(check_trace_tampering({b.t}, launch_scope::bench, where).empty());
+  b.t.kernels.clear();
+  EXPECT_EQ(check_trace_tampering({b.t}, launch_scope::bench, where).size(),
+            1u);
+}
+
+TEST(trace_integrity,
+     cupti_switched_off_before_the_last_window_is_trace_tampered) {
+  auto t = bench(launches("port_kernel"));
+  t.tampers.push_back({"cuptiActivityDisable", 10, 100, 1500});
+  auto f = check_trace_tampering({t}, launch_scope::bench, where);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_TRUE(contains(f[0].detail, "cuptiActivityDisable x1")) << f[0].detail;
+  // At exit, after the bench: a library tearing CUPTI down.
+  t.tampers[0].time_ns = t.ranges.back().end_ns + 1000;
+  EXPECT_TRUE(check_trace_tampering({t}, launch_scope::bench, where).empty());
+}
+
+// ---- item 12: missing evidence is BLOCKED -------------------------------
+
+TEST(trace_integrity,
+     no_trace_or_no_cuda_under_the_library_is_missing_evidence) {
+  auto none = missing_evidence({}, "the test run");
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(contains(*none, "the injection library did not load")) << *none;
+  trace::trace nvtx_only;
+  nvtx_only.nvtx_active = true;
+  EXPECT_TRUE(missing_evidence({nvtx_only}, "the test run"));
+  auto no_cupti = reference();
+  no_cupti.cupti_active = false;
+  no_cupti.cupti_error = "cuptiSubscribe: busy";
+  auto why = missing_evidence({no_cupti}, "the test run");
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "cuptiSubscribe: busy")) << *why;
+  EXPECT_FALSE(missing_evidence({reference()}, "the test run"));
+}
+
+// ---- item 3: the harness's shape ----------------------------------------
+
+TEST(trace_integrity, the_honest_bench_has_the_reference_shape) {
+  EXPECT_TRUE(harness(bench(launches("port_kernel")), reference()).empty());
+}
+
+TEST(trace_integrity,
+     warm_up_outside_any_range_the_same_on_both_sides_is_honest) {
+  bench_shape user;
+  user.warmup_in_range = false;
+  auto ref = bench(launches("ref_kernel"), user);
+  auto cand = bench(launches("port_kernel"), user);
+  EXPECT_TRUE(harness(cand, ref).empty()) << harness(cand, ref)[0].reason();
+  // Three warm-up calls where the reference's bench makes one: two too many.
+  auto more = bench(
+      [](builder& b, const std::string&, int i) {
+        b.kernel("port_kernel");
+        if (i == 0) {
+          b.kernel("port_kernel");
+          b.kernel("port_kernel");
+        }
+      },
+      user);
+  auto f = harness(more, ref);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::work_outside_window);
+}
+
+TEST(trace_integrity, work_after_the_window_whatever_its_name_is_outside) {
+  // range_forge / lazy output: the window closes, then the real work runs
+  // in torch kernels on the main thread.
+  auto cheat = bench([](builder& b, const std::string& c, int i) {
+    b.kernel("port_kernel", 5);
+    if (i == 0)
+      return;
+    b.pop();
+    b.kernel("elementwise_kernel", 400, 32);
+    b.push("kport.digest:" + c);
+  });
+  // The helper's digest range above is forged: pop it so the shape holds.
+  auto f = check_outside_work({cheat}, {reference()}, spec(), where);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::work_outside_window);
+  EXPECT_TRUE(contains(f[0].detail, "elementwise_kernel")) << f[0].detail;
+  EXPECT_TRUE(contains(f[0].detail, "thread 100 (the main thread)"))
+      << f[0].detail;
+  EXPECT_EQ(f[0].count, 6);
+}
+
+TEST(trace_integrity, a_missing_l2_flush_is_harness_tampered) {
+  bench_shape no_flush;
+  no_flush.flush = false;
+  auto f = harness(bench(launches("port_kernel"), no_flush), reference());
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::harness_tampered);
+  EXPECT_TRUE(contains(f[0].detail, "fill_kernel")) << f[0].detail;
+  EXPECT_EQ(f[0].count, 6);
+}
+
+TEST(trace_integrity, forged_timed_ranges_are_harness_tampered) {
+  // An extra timed range per call: the real work in a second window that
+  // splits the call (or a range re-pushed after an early pop).
+  auto extra = bench([](builder& b, const std::string& c, int i) {
+    b.kernel("port_kernel");
+    if (i == 0)
+      return;
+    b.pop();
+    b.push("kport:" + c);
+  });
+  auto f = check_range_structure({extra}, {reference()}, where);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::harness_tampered);
+  EXPECT_TRUE(contains(f[0].detail, "3 timed")) << f[0].detail;
+  // A timed range opened inside another.
+  auto nested = bench([](builder& b, const std::string& c, int i) {
+    if (i > 0) {
+      b.push("kport:" + c);
+      b.kernel("port_kernel");
+      b.pop();
+    }
+  });
+  f = check_range_structure({nested}, {reference()}, where);
+  ASSERT_FALSE(f.empty());
+  EXPECT_TRUE(contains(f[0].detail, "inside")) << f[0].detail;
+  // The real range closed early and one of its own pushed for the bench
+  // to close.
+  auto renamed = bench([](builder& b, const std::string&, int i) {
+    if (i == 0)
+      return b.kernel("port_kernel");
+    b.pop();
+    b.kernel("port_kernel");
+    b.push("kport:forged");
+  });
+  f = check_range_structure({renamed}, {reference()}, where);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].config, "forged");
+  // A warm-up range opened inside the timed one hides the call from it.
+  auto warm = bench([](builder& b, const std::string& c, int i) {
+    if (i > 0)
+      b.push("kport.warmup:" + c);
+    b.kernel("port_kernel");
+    if (i > 0)
+      b.pop();
+  });
+  f = check_range_structure({warm}, {reference()}, where);
+  ASSERT_FALSE(f.empty());
+  EXPECT_TRUE(contains(f[0].detail, "opened inside `kport:a`")) << f[0].detail;
+  // A range closed that the bench never opened.
+  auto underflow = bench(launches("port_kernel"));
+  underflow.dropped_by.range_underflow = 2;
+  EXPECT_EQ(check_range_structure({underflow}, {reference()}, where).size(),
+            1u);
+}
+
+// ---- item 4: the same launches on every call ----------------------------
+
+TEST(trace_integrity, a_call_with_another_grid_changes_the_launch_set) {
+  auto t = bench([](builder& b, const std::string&, int i) {
+    b.kernel("port_kernel", 100, i == 2 ? 1 : 64);
+  });
+  auto runs = std::vector{samples_from_traces({t}, time_source::kernel_sum)};
+  auto f = check_kernel_sets(runs, "candidate");
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::kernel_set_changed);
+  EXPECT_TRUE(contains(f[0].detail, "port_kernel<<<1x1x1")) << f[0].detail;
+  // An operator whose launches depend on its data compares names only.
+  EXPECT_TRUE(check_kernel_sets(runs, "candidate", true).empty());
+  auto copies = bench([](builder& b, const std::string&, int i) {
+    b.kernel("port_kernel");
+    if (i == 3)
+      b.copy(4096, 50);
+  });
+  EXPECT_EQ(
+      check_kernel_sets(
+          {samples_from_traces({copies}, time_source::kernel_sum)}, "candidate")
+          .size(),
+      2u);
+}
+
+// ---- item 8: foreign_work ------------------------------------------------
+
+TEST(trace_integrity, a_token_kernel_beside_a_library_call_is_foreign_work) {
+  auto s = spec();
+  s.perf_foreign_share = 0.5;
+  auto honest = bench([](builder& b, const std::string&, int) {
+    b.kernel("port_kernel", 300);
+    b.kernel("fill_kernel", 50); // a torch.zeros of the port: small
+  });
+  EXPECT_TRUE(check_foreign_work({honest}, s, where).empty());
+  auto token = bench([](builder& b, const std::string&, int) {
+    b.kernel("cunn_SoftMaxForward", 900);
+    b.kernel("port_kernel", 3);
+  });
+  auto f = check_foreign_work({token}, s, where);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::foreign_work);
+  EXPECT_TRUE(contains(f[0].detail, "cunn_SoftMaxForward")) << f[0].detail;
+  s.target.allowed_kernels = {"cunn_*"};
+  EXPECT_TRUE(check_foreign_work({token}, s, where).empty());
+}
+
+TEST(trace_integrity, copies_are_time_in_the_window_not_foreign_kernels) {
+  auto copies = bench([](builder& b, const std::string&, int) {
+    b.kernel("port_kernel", 10);
+    b.copy(1 << 20, 900, 2);
+  });
+  EXPECT_TRUE(check_foreign_work({copies}, spec(), where).empty());
+}
+
+// ---- all together, as the gate calls them --------------------------------
+
+TEST(trace_integrity, the_candidate_bench_rules_see_the_reference_side) {
+  bench_shape user;
+  user.warmup_in_range = false;
+  auto ref = std::vector{bench(launches("ref_kernel"), user)};
+  auto cand = std::vector{bench(launches("port_kernel"), user)};
+  std::vector<run_samples> rounds{
+      samples_from_traces(cand, time_source::kernel_sum)};
+  bench_checks none;
+  // Without the reference's traces the old rule flags the warm-up calls
+  // (the false positive of issue 20); with them nothing fires.
+  candidate_bench_evidence alone{cand, rounds, none, none, true};
+  auto f = check_candidate_bench(alone, spec(), where);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::work_outside_window);
+  candidate_bench_evidence paired{cand, rounds, none, none, true, &ref};
+  EXPECT_TRUE(check_candidate_bench(paired, spec(), where).empty());
+}
+
+TEST(trace_integrity, work_outside_names_the_launching_thread) {
+  // A launch from the main thread with no range open (a user's bench):
+  // the detail says so instead of guessing at a background thread.
+  builder b;
+  b.push("kport:a");
+  b.kernel("port_kernel");
+  b.pop();
+  b.kernel("port_kernel");
+  auto f = check_outside_window({b.t}, spec().target.kernels, where);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_TRUE(contains(f[0].detail, "thread 100, the main thread"))
+      << f[0].detail;
+  EXPECT_FALSE(contains(f[0].detail, "background")) << f[0].detail;
+}
+
+} // namespace
+} // namespace kport::gates
