@@ -129,6 +129,7 @@ port_spec decode(const toml::table& t, const std::string& name,
     if (rounds < 1 || rounds > 100)
       pr.fail_at("rounds", "must be between 1 and 100");
     s.perf_rounds = static_cast<int>(rounds);
+    s.perf_digests = pr.boolean("digests", s.perf_digests);
     pr.finish();
   }
   if (auto* ir = r.table("structure")) {

@@ -15,6 +15,7 @@ struct candidate_bench_evidence {
   const bench_checks& checks;    ///< this run's check file
   const bench_checks& reference; ///< the reference run's of the same round
   bool kernels = true;           ///< the traces hold kernels (CUDA backend)
+  std::uint64_t round_seed = 0;  ///< KPORT_SEED of the round (0: none)
 };
 
 /// Every performance rule on one candidate bench run, ordered (the first

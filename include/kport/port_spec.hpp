@@ -49,6 +49,9 @@ struct port_spec {
   double atol = 1e-6;
   double perf_floor = 0.95;
   int perf_rounds = 4;
+  /// Whether the benches must write output digests (KPORT_CHECK): a bench
+  /// without is BLOCKED unless the spec says `[perf] digests = false`.
+  bool perf_digests = true;
   std::string ir_policy; ///< policy name or file for the structure gate
   std::map<std::string, agent_config, std::less<>> agents; ///< by stage
 
