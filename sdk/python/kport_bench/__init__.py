@@ -119,7 +119,7 @@ def _read_round_seed() -> int | None:
     value = int(text, 0)
     if not 0 <= value < 1 << 64:
         raise ValueError(f"KPORT_SEED={text}: not a 64-bit unsigned integer")
-    return value
+    return value or None  # 0 is "none", as in the C++ helper
 
 
 _ROUND_SEED = _read_round_seed()
