@@ -351,9 +351,6 @@ TEST_F(gates_test, missing_injection_library_blocks_the_performance_gate) {
   EXPECT_EQ(r.path.back(), "performance/1 BLOCKED");
 }
 
-} // namespace
-} // namespace kport::test
-
 TEST_F(gates_test, a_bench_without_digests_is_blocked_unless_the_spec_opts_out) {
   auto r = run({.agent = "good.sh", .digests = true});
   ASSERT_EQ(r.state, kport::final_state::blocked) << describe(r);
@@ -370,3 +367,6 @@ TEST_F(gates_test, a_bench_without_digests_is_blocked_unless_the_spec_opts_out) 
   EXPECT_TRUE(contains(verdict, "\"outputs_unchecked\"")) << verdict;
   EXPECT_TRUE(contains(verdict, "\"round_seeds\"")) << verdict;
 }
+
+} // namespace
+} // namespace kport::test
