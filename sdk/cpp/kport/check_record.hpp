@@ -425,6 +425,24 @@ inline tensor_digest call_digest(dtype t, std::vector<std::int64_t> shape,
   return d;
 }
 
+/// The per-call digest of a tensor in host memory (host benches).
+inline tensor_digest call_digest_of(const void* host, dtype t,
+                                    std::vector<std::int64_t> shape,
+                                    std::uint64_t seed) {
+  auto n = numel_of(shape);
+  std::vector<double> summed, sample;
+  if (n > 0) {
+    auto stride = call_stride(n);
+    auto offset =
+        static_cast<std::int64_t>(seed % static_cast<std::uint64_t>(stride));
+    for (auto i = offset; i < n; i += stride)
+      summed.push_back(element(host, t, i));
+    for (auto i : sample_indices(n, seed))
+      sample.push_back(element(host, t, i));
+  }
+  return call_digest(t, std::move(shape), seed, summed, std::move(sample));
+}
+
 // ---- the check line
 // -----------------------------------------------------------------------
 

@@ -7,6 +7,7 @@
 #include "gates/integrity/candidate_bench.hpp"
 #include "gates/integrity/output_rules.hpp"
 #include "gates/round_seeds.hpp"
+#include "gates/sdk_path.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -206,6 +207,22 @@ TEST_F(harness_rules, a_reference_bench_without_digests_blocks_unless_opted_out)
   EXPECT_FALSE(missing_digests(none, spec));
   EXPECT_NE(outputs_unchecked(false, spec).find("opts out"), std::string::npos);
   EXPECT_EQ(outputs_unchecked(true, spec), "");
+}
+
+} // namespace
+} // namespace kport::gates
+
+namespace kport::gates {
+namespace {
+
+TEST(sdk_path, the_helper_comes_first_on_pythonpath) {
+  EXPECT_EQ(python_path_with_sdk("/k/python", "/ws:/x"), "/k/python:/ws:/x");
+  EXPECT_EQ(python_path_with_sdk("/k/python", ""), "/k/python");
+  EXPECT_EQ(python_path_with_sdk("", "/ws"), "/ws");
+  // A build tree finds the source tree's helper.
+  auto dir = sdk_python_dir("");
+  EXPECT_TRUE(std::filesystem::exists(dir + "/kport_bench/__init__.py"))
+      << dir;
 }
 
 } // namespace
