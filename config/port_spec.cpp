@@ -107,6 +107,12 @@ port_spec decode(const toml::table& t, const std::string& name,
   auto tr = r.sub("target", *tgt);
   s.workspace = absolute(dir, tr.string("workspace", ""));
   s.target = read_side(tr, dir, false);
+  s.target.test_oracle = tr.string("test_oracle", s.target.test_oracle);
+  if (s.target.test_oracle != "none" && s.target.test_oracle != "reference")
+    tr.fail_at("test_oracle",
+               fmt::format("is `{}`: use \"none\" (the suite may not call "
+                           "the reference) or \"reference\"",
+                           s.target.test_oracle));
   if (s.target.test.empty())
     tr.fail_at("test", "is required: the real test suite, an argv list");
   tr.finish();

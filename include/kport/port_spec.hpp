@@ -24,6 +24,10 @@ struct port_side {
   std::vector<std::string> ir;
   std::vector<std::string> kernels; ///< glob patterns of kernel names
   std::string product;              ///< the build product (proof on GPUs)
+  /// Target only: whether the suite may call the reference as its oracle
+  /// ("reference") or not ("none": a reference kernel in a test is a
+  /// fallback).
+  std::string test_oracle = "none";
 };
 
 /// How one agent stage is served.

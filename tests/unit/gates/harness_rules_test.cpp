@@ -6,6 +6,7 @@
 #include "core/atomic_file.hpp"
 #include "gates/integrity/candidate_bench.hpp"
 #include "gates/integrity/output_rules.hpp"
+#include "gates/integrity/test_proof.hpp"
 #include "gates/round_seeds.hpp"
 #include "gates/sdk_path.hpp"
 
@@ -223,6 +224,78 @@ TEST(sdk_path, the_helper_comes_first_on_pythonpath) {
   auto dir = sdk_python_dir("");
   EXPECT_TRUE(std::filesystem::exists(dir + "/kport_bench/__init__.py"))
       << dir;
+}
+
+} // namespace
+} // namespace kport::gates
+
+namespace kport::gates {
+namespace {
+
+/// A test run's trace: per test a range, and kernels launched inside.
+trace::trace test_trace(
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& tests) {
+  trace::trace t;
+  std::int64_t id = 1;
+  for (auto& [test, kernels] : tests) {
+    trace::trace_range r;
+    r.id = id++;
+    r.name = "kport.test:" + test;
+    t.ranges.push_back(r);
+    // A range of the candidate's own inside the test's.
+    trace::trace_range inner;
+    inner.id = id++;
+    inner.name = "my_port_scope";
+    inner.parent = r.id;
+    t.ranges.push_back(inner);
+    for (auto& k : kernels) {
+      trace::trace_kernel kk;
+      kk.name = k;
+      kk.range = inner.id;
+      t.kernels.push_back(kk);
+    }
+  }
+  return t;
+}
+
+port_spec proof_spec() {
+  port_spec s;
+  s.target.kernels = {"port_*"};
+  s.reference.kernels = {"ref_*"};
+  return s;
+}
+
+TEST(test_proof, a_reference_kernel_in_one_test_is_a_fallback_at_that_test) {
+  auto spec = proof_spec();
+  // The port runs at most tests, the reference at the test shapes of one.
+  std::vector<trace::trace> traces{
+      test_trace({{"t.py::test_a", {"port_k", "randn"}},
+                  {"t.py::test_big", {"ref_k"}},
+                  {"t.py::test_c", {"port_k"}}})};
+  auto per_test = kernels_per_test(traces, spec);
+  ASSERT_EQ(per_test.size(), 3u);
+  EXPECT_EQ(per_test["t.py::test_a"].launches, 2);
+  EXPECT_EQ(per_test["t.py::test_big"].reference,
+            std::vector<std::string>{"ref_k"});
+  auto f = check_test_fallback(per_test, spec, run_label{"test"});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::fallback);
+  EXPECT_NE(f[0].detail.find("1 of 3 tests, first `t.py::test_big`"),
+            std::string::npos)
+      << f[0].detail;
+  spec.target.test_oracle = "reference";
+  EXPECT_TRUE(check_test_fallback(per_test, spec, run_label{"test"}).empty());
+}
+
+TEST(test_proof, a_suite_without_the_plugin_has_no_tests_to_judge) {
+  trace::trace t;
+  trace::trace_kernel k;
+  k.name = "ref_k";
+  t.kernels.push_back(k);
+  auto per_test = kernels_per_test({t}, proof_spec());
+  EXPECT_TRUE(per_test.empty());
+  EXPECT_TRUE(
+      check_test_fallback(per_test, proof_spec(), run_label{"test"}).empty());
 }
 
 } // namespace
