@@ -5,6 +5,7 @@
 #include "gates/gate_report.hpp"
 #include "gates/integrity/test_proof.hpp"
 #include "gates/proof.hpp"
+#include "gates/sdk_path.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -77,8 +78,11 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
   run.process.unset_env.push_back("KPORT_CHECK");
   // Proof per test: pytest suites run each test in a kport.test:<id> range
   // (sdk/python/kport_bench/pytest_plugin.py; pytest reads PYTEST_PLUGINS
-  // however it is started, and other suites ignore it).
-  run.process.env.emplace_back("PYTEST_PLUGINS", "kport_bench.pytest_plugin");
+  // however it is started, and other suites ignore it). Only where kport
+  // knows the helper's folder (first on PYTHONPATH): a plugin pytest cannot
+  // import would stop every suite.
+  if (!sdk_python_dir(ctx.inject_path).empty())
+    run.process.env.emplace_back("PYTEST_PLUGINS", "kport_bench.pytest_plugin");
   run.process.env.emplace_back("KPORT_TEST_REPORT",
                                (dir / "test-report.json").string());
   auto result = ctx.run_measured(run);
