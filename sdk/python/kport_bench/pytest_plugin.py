@@ -22,7 +22,7 @@ import sys
 
 import pytest
 
-TEST_PREFIX = "kport.test:"
+from .pytest_plugin_names import TEST_PREFIX
 
 _outcomes: dict[str, str] = {}
 

@@ -235,3 +235,22 @@ class SeedTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class NvtxNamesTest(unittest.TestCase):
+    def test_python_names_are_those_of_nvtx_convention_hpp(self):
+        header = (SDK.parents[1] / "include" / "kport" / "nvtx_convention.hpp").read_text()
+        import re
+
+        names = dict(re.findall(r'std::string_view (\w+) = "([^"]*)"', header))
+        import kport_bench
+        from kport_bench import pytest_plugin_names
+
+        self.assertEqual(names["timed_prefix"], kport_bench.RANGE_PREFIX)
+        self.assertEqual(names["warmup_prefix"], kport_bench.WARMUP_PREFIX)
+        self.assertEqual(names["inputs_prefix"], kport_bench.INPUTS_PREFIX)
+        self.assertEqual(names["flush_prefix"], kport_bench.FLUSH_PREFIX)
+        self.assertEqual(names["digest_prefix"], kport_bench.DIGEST_PREFIX)
+        self.assertEqual(names["test_prefix"], kport_bench.TEST_PREFIX)
+        self.assertEqual(names["test_prefix"], pytest_plugin_names.TEST_PREFIX)
+        self.assertEqual(names["lease_release_mark"], kport_bench.LEASE_RELEASE_MARK)
