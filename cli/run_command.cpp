@@ -161,8 +161,7 @@ std::string summary_json(const std::vector<job_result>& results,
         r.tests_executed, r.tests_failed, r.efficiency,
         r.outputs_unchecked.empty() ? std::string{"null"}
                                     : json_quote(r.outputs_unchecked),
-        json_quote(r.evidence),
-        r.wall_s);
+        json_quote(r.evidence), r.wall_s);
     first = false;
   }
   return out + fmt::format("\n], \"wall_s\": {:.3f}, \"devices\": {}}}\n",

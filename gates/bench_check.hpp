@@ -65,10 +65,10 @@ struct config_check {
   std::uint64_t seed = 0;
   std::vector<tensor_digest> outputs;
   std::vector<input_digests> inputs;
-  std::vector<output_digests> calls; ///< every timed call's outputs
-  std::uint64_t round_seed = 0;      ///< KPORT_SEED as the helper read it
+  std::vector<output_digests> calls;    ///< every timed call's outputs
+  std::uint64_t round_seed = 0;         ///< KPORT_SEED as the helper read it
   std::vector<harness_tamper> tampered; ///< over every line of the config
-  int line = 0; ///< where in the file, for the evidence
+  int line = 0;                         ///< where in the file, for the evidence
 };
 
 /// The check file of one bench run.

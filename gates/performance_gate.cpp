@@ -207,10 +207,10 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     bench_checks unreadable;
     auto& cand_check = checks ? *checks : unreadable;
     outputs_checked |= ref_check.present || cand_check.present;
-    auto findings = check_candidate_bench(
-        {result->traces, cand_runs, cand_check, ref_check, cuda,
-         (*seeds)[round - 1]},
-        spec, where);
+    auto findings =
+        check_candidate_bench({result->traces, cand_runs, cand_check, ref_check,
+                               cuda, (*seeds)[round - 1]},
+                              spec, where);
     if (!checks) {
       // The candidate's own process wrote the file: garbage there is
       // evidence withheld, not an accident of kport's.

@@ -219,11 +219,11 @@ std::optional<integrity_finding> check_calls(const config_check& candidate,
   if (reference.calls.empty())
     return std::nullopt;
   if (candidate.calls.size() != reference.calls.size())
-    return finding(0, fmt::format("{} timed calls have output digests (the "
-                                  "reference's: {}); every call's output is "
-                                  "checked",
-                                  candidate.calls.size(),
-                                  reference.calls.size()));
+    return finding(0,
+                   fmt::format("{} timed calls have output digests (the "
+                               "reference's: {}); every call's output is "
+                               "checked",
+                               candidate.calls.size(), reference.calls.size()));
   for (std::size_t k = 0; k < candidate.calls.size(); ++k) {
     auto& cc = candidate.calls[k];
     auto& rc = reference.calls[k];
@@ -283,8 +283,8 @@ std::vector<integrity_finding> check_harness(const bench_checks& candidate,
     // seed, the candidate's must have too. (A bench of the user's own that
     // ignores KPORT_SEED does so on both sides.)
     auto r = reference.configs.find(name);
-    bool reference_seeded = r != reference.configs.end() &&
-                            r->second.round_seed == round_seed;
+    bool reference_seeded =
+        r != reference.configs.end() && r->second.round_seed == round_seed;
     if (round_seed != 0 && reference_seeded && cc.round_seed != round_seed)
       out.push_back(make_finding(
           msg::IntegrityRule::harness_tampered, where, name,

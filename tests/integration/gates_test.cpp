@@ -351,7 +351,8 @@ TEST_F(gates_test, missing_injection_library_blocks_the_performance_gate) {
   EXPECT_EQ(r.path.back(), "performance/1 BLOCKED");
 }
 
-TEST_F(gates_test, a_bench_without_digests_is_blocked_unless_the_spec_opts_out) {
+TEST_F(gates_test,
+       a_bench_without_digests_is_blocked_unless_the_spec_opts_out) {
   auto r = run({.agent = "good.sh", .digests = true});
   ASSERT_EQ(r.state, kport::final_state::blocked) << describe(r);
   EXPECT_TRUE(contains(r.reason, "the reference bench wrote no output digests"))

@@ -125,9 +125,9 @@ public:
     // Loads the NVTX injection library (if any) before the first range.
     nvtxMarkA("kport_bench: start");
     nvtx_table_ = nvtx_table();
-    for (auto* name : {"cudaDeviceSynchronize", "cudaStreamSynchronize",
-                       "cudaMemsetAsync", "cudaMemcpy", "cudaMemcpy2D",
-                       "cudaEventRecord", "cudaLaunchKernel"})
+    for (auto* name :
+         {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaMemsetAsync",
+          "cudaMemcpy", "cudaMemcpy2D", "cudaEventRecord", "cudaLaunchKernel"})
       if (auto why = foreign_symbol(name); !why.empty())
         startup_tampered_.push_back({"function", why, 0});
   }
@@ -280,15 +280,17 @@ private:
     if (n == 0)
       return call_digest(t.type, t.shape, seed, {}, {});
     auto stride = call_stride(n);
-    auto offset = static_cast<std::int64_t>(seed % static_cast<std::uint64_t>(stride));
+    auto offset =
+        static_cast<std::int64_t>(seed % static_cast<std::uint64_t>(stride));
     auto count = (n - offset + stride - 1) / stride;
     auto size = size_of(t.type);
     std::vector<unsigned char> host(static_cast<std::size_t>(count) * size);
-    check(cudaMemcpy2D(host.data(), size,
-                       static_cast<const unsigned char*>(t.data) + offset * size,
-                       stride * size, size, static_cast<std::size_t>(count),
-                       cudaMemcpyDeviceToHost),
-          "per-call output digest");
+    check(
+        cudaMemcpy2D(host.data(), size,
+                     static_cast<const unsigned char*>(t.data) + offset * size,
+                     stride * size, size, static_cast<std::size_t>(count),
+                     cudaMemcpyDeviceToHost),
+        "per-call output digest");
     std::vector<double> summed;
     summed.reserve(static_cast<std::size_t>(count));
     for (std::int64_t i = 0; i < count; ++i)

@@ -167,8 +167,8 @@ inline constexpr std::int64_t call_sum_elements = 1 << 16;
 
 /// Every how many elements a per-call digest sums (1: all of them).
 inline std::int64_t call_stride(std::int64_t numel) {
-  return std::max<std::int64_t>(
-      1, (numel + call_sum_elements - 1) / call_sum_elements);
+  return std::max<std::int64_t>(1, (numel + call_sum_elements - 1) /
+                                       call_sum_elements);
 }
 
 /// Elements sampled per tensor.
@@ -409,7 +409,8 @@ inline tensor_digest call_digest(dtype t, std::vector<std::int64_t> shape,
   d.has_values = true;
   d.has_stride = true;
   d.stride = call_stride(d.numel);
-  d.offset = static_cast<std::int64_t>(seed % static_cast<std::uint64_t>(d.stride));
+  d.offset =
+      static_cast<std::int64_t>(seed % static_cast<std::uint64_t>(d.stride));
   for (double v : summed) {
     if (std::isnan(v))
       ++d.nan;
@@ -571,11 +572,11 @@ inline std::string check_record(std::string_view config, std::string_view bench,
   line.pop_back(); // "}\n"
   line.pop_back();
   // Keys beyond the sorted prefix; kport's reader takes any order.
-  line += ", \"calls\": " +
-          detail::list(output_calls, [&](const output_call& c) {
-            return "{\"iteration\": " + std::to_string(c.iteration) +
-                   ", \"outputs\": " + digests(c.outputs) + "}";
-          });
+  line +=
+      ", \"calls\": " + detail::list(output_calls, [&](const output_call& c) {
+        return "{\"iteration\": " + std::to_string(c.iteration) +
+               ", \"outputs\": " + digests(c.outputs) + "}";
+      });
   if (round != 0)
     line += ", \"round_seed\": " + std::to_string(round);
   if (!tampered.empty())

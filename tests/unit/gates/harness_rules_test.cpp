@@ -81,9 +81,10 @@ const std::vector<double> good{0.1, 0.2, 0.3, 0.4};
 const std::vector<double> half{0.1, 0.2, 0.0, 0.0};
 
 TEST_F(harness_rules, per_call_digests_and_tampering_read_back) {
-  auto c = write("c.jsonl",
-                 line("a", {good, half}, 42,
-                      R"([{"what": "output", "detail": "x", "iteration": 2}])"));
+  auto c =
+      write("c.jsonl",
+            line("a", {good, half}, 42,
+                 R"([{"what": "output", "detail": "x", "iteration": 2}])"));
   auto& cc = c.configs.at("a");
   ASSERT_EQ(cc.calls.size(), 2u);
   EXPECT_EQ(cc.calls[1].iteration, 2);
@@ -147,11 +148,11 @@ TEST_F(harness_rules, what_the_helper_saw_is_harness_tampered) {
 }
 
 TEST_F(harness_rules, tampering_on_an_earlier_line_of_a_config_stays) {
-  auto cand = write(
-      "c.jsonl",
-      line("a", {good}, 5,
-           R"([{"what": "output", "iteration": 1, "detail": "lazy"}])") +
-          line("a", {good}, 5));
+  auto cand =
+      write("c.jsonl",
+            line("a", {good}, 5,
+                 R"([{"what": "output", "iteration": 1, "detail": "lazy"}])") +
+                line("a", {good}, 5));
   EXPECT_EQ(check_harness(cand, cand, 5, bench_1).size(), 1u);
 }
 
@@ -173,9 +174,10 @@ TEST_F(harness_rules, the_candidate_bench_rules_include_the_harness_and_calls) {
   spec.rtol = 1e-5;
   spec.atol = 1e-6;
   auto ref = write("r.jsonl", line("a", {good, good}, 9));
-  auto cand = write(
-      "c.jsonl", line("a", {half, good}, 9,
-                      R"([{"what": "output", "iteration": 1, "detail": "x"}])"));
+  auto cand =
+      write("c.jsonl",
+            line("a", {half, good}, 9,
+                 R"([{"what": "output", "iteration": 1, "detail": "x"}])"));
   std::vector<trace::trace> traces;
   std::vector<run_samples> rounds;
   auto f = check_candidate_bench({traces, rounds, cand, ref, false, 9}, spec,
@@ -195,7 +197,8 @@ TEST(round_seeds, each_round_draws_its_own_nonzero_seed) {
   EXPECT_EQ(seed_text(18446744073709551615ull), "18446744073709551615");
 }
 
-TEST_F(harness_rules, a_reference_bench_without_digests_blocks_unless_opted_out) {
+TEST_F(harness_rules,
+       a_reference_bench_without_digests_blocks_unless_opted_out) {
   port_spec spec;
   bench_checks none;
   none.path = (dir / "none.jsonl").string();
@@ -222,8 +225,7 @@ TEST(sdk_path, the_helper_comes_first_on_pythonpath) {
   EXPECT_EQ(python_path_with_sdk("", "/ws"), "/ws");
   // A build tree finds the source tree's helper.
   auto dir = sdk_python_dir("");
-  EXPECT_TRUE(std::filesystem::exists(dir + "/kport_bench/__init__.py"))
-      << dir;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/kport_bench/__init__.py")) << dir;
 }
 
 } // namespace
@@ -233,8 +235,9 @@ namespace kport::gates {
 namespace {
 
 /// A test run's trace: per test a range, and kernels launched inside.
-trace::trace test_trace(
-    const std::vector<std::pair<std::string, std::vector<std::string>>>& tests) {
+trace::trace
+test_trace(const std::vector<std::pair<std::string, std::vector<std::string>>>&
+               tests) {
   trace::trace t;
   std::int64_t id = 1;
   for (auto& [test, kernels] : tests) {

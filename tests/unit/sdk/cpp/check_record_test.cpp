@@ -128,8 +128,7 @@ TEST(check_record, round_seeds_mix_as_in_python) {
 }
 
 TEST(check_record, per_call_digests_and_tampering_read_back_in_kport) {
-  auto d = call_digest(dtype::float32, {4}, 9, {1.0, NAN, -2.0},
-                       {1, 2, 3, 4});
+  auto d = call_digest(dtype::float32, {4}, 9, {1.0, NAN, -2.0}, {1, 2, 3, 4});
   EXPECT_EQ(d.stride, 1);
   EXPECT_EQ(d.nan, 1);
   EXPECT_EQ(d.sum, -1.0);

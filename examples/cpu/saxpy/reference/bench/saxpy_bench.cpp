@@ -110,9 +110,10 @@ int main() {
           std::chrono::duration<double, std::micro>(stop - start).count());
       checksum += y[c.n / 2];
       // Every call's output, digested outside the timed range (KPORT_CHECK).
-      calls.push_back({it + 1,
-                       {kport::bench::call_digest_of(
-                           y.data(), kport::bench::dtype::float32, shape, seed)}});
+      calls.push_back(
+          {it + 1,
+           {kport::bench::call_digest_of(y.data(), kport::bench::dtype::float32,
+                                         shape, seed)}});
     }
     std::sort(us.begin(), us.end());
     auto line = kport::bench::check_record(

@@ -87,7 +87,8 @@ int main() {
     // The digests' seed (sampled elements): the one both sides agree on.
     const auto seed = kport::bench::mix_seed(kport::bench::config_seed(c.id),
                                              kport::bench::round_seed());
-    const std::vector<std::int64_t> shape{static_cast<std::int64_t>(c.rows), static_cast<std::int64_t>(c.cols)};
+    const std::vector<std::int64_t> shape{static_cast<std::int64_t>(c.rows),
+                                          static_cast<std::int64_t>(c.cols)};
     std::vector<kport::bench::output_call> calls;
     const std::string range = std::string("kport:") + c.id;
     std::vector<float> x(c.rows * c.cols), y(c.rows * c.cols);
@@ -106,9 +107,10 @@ int main() {
           std::chrono::duration<double, std::micro>(stop - start).count());
       checksum += y[y.size() / 2];
       // Every call's output, digested outside the timed range (KPORT_CHECK).
-      calls.push_back({it + 1,
-                       {kport::bench::call_digest_of(
-                           y.data(), kport::bench::dtype::float32, shape, seed)}});
+      calls.push_back(
+          {it + 1,
+           {kport::bench::call_digest_of(y.data(), kport::bench::dtype::float32,
+                                         shape, seed)}});
     }
     std::sort(us.begin(), us.end());
     auto line = kport::bench::check_record(
