@@ -96,7 +96,10 @@ std::string summary_table(const std::vector<job_result>& results) {
     auto gm = r.has_geomean ? fmt::format("{:.3f}", r.geomean) : "-";
     out += fmt::format("{:<24} {:<12} {:<10} {:<9} {}\n", r.job, r.op,
                        to_string(r.state), gm, attempts_text(r.attempts));
-    out += fmt::format("  {}\n  evidence: {}\n", r.reason, r.evidence);
+    out += fmt::format("  {}\n", r.reason);
+    if (!r.outputs_unchecked.empty())
+      out += fmt::format("  outputs not compared: {}\n", r.outputs_unchecked);
+    out += fmt::format("  evidence: {}\n", r.evidence);
   }
   return out;
 }
@@ -156,7 +159,8 @@ std::string summary_json(const std::vector<job_result>& results,
         "{}\n  {{\"job\": {}, \"operator\": {}, \"state\": {}, \"reason\": {}, "
         "\"attempts\": {}, \"repair_cycles\": {}, \"geomean\": {}, "
         "\"floor\": {}, \"configs\": {}, \"tests_executed\": {}, "
-        "\"tests_failed\": {}, \"efficiency\": {:.4f}, \"evidence\": {}, "
+        "\"tests_failed\": {}, \"efficiency\": {:.4f}, "
+        "\"outputs_unchecked\": {}, \"evidence\": {}, "
         "\"wall_s\": {:.3f}}}",
         first ? "" : ",", json_quote(r.job), json_quote(r.op),
         json_quote(to_string(r.state)), json_quote(r.reason), attempts,
@@ -164,6 +168,8 @@ std::string summary_json(const std::vector<job_result>& results,
         r.has_geomean ? json_number(r.floor) : "null", r.configs,
         r.tests_executed, r.tests_failed,
         std::isfinite(r.efficiency) ? r.efficiency : 0.0,
+        r.outputs_unchecked.empty() ? std::string{"null"}
+                                    : json_quote(r.outputs_unchecked),
         json_quote(r.evidence), r.wall_s);
     first = false;
   }

@@ -188,6 +188,12 @@ port_spec decode(const toml::table& t, const std::string& name,
   s.target.allowed_kernels = tr.strings("allowed_kernels");
   s.target.data_dependent_launches =
       tr.boolean("data_dependent_launches", false);
+  s.target.test_oracle = tr.string("test_oracle", s.target.test_oracle);
+  if (s.target.test_oracle != "none" && s.target.test_oracle != "reference")
+    tr.fail_at("test_oracle",
+               fmt::format("is `{}`: use \"none\" (the suite may not call "
+                           "the reference) or \"reference\"",
+                           s.target.test_oracle));
   if (s.target.test.empty())
     tr.fail_at("test", "is required: the real test suite, an argv list");
   tr.finish();
@@ -219,6 +225,7 @@ port_spec decode(const toml::table& t, const std::string& name,
     s.perf_foreign_share = pr.number("foreign_share", s.perf_foreign_share);
     if (s.perf_foreign_share <= 0 || s.perf_foreign_share > 1)
       pr.fail_at("foreign_share", "must be in (0, 1] (a share of device time)");
+    s.perf_digests = pr.boolean("digests", s.perf_digests);
     pr.finish();
   }
   if (auto* ir = r.table("structure")) {

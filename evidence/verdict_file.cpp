@@ -29,6 +29,8 @@ result<job_result> job_result_of(const msg::FinalVerdict* v) {
     r.configs = static_cast<int>(p->configs()->size());
     r.efficiency = p->efficiency();
   }
+  if (auto* p = v->perf(); p && p->outputs_unchecked())
+    r.outputs_unchecked = p->outputs_unchecked()->str();
   if (auto* t = v->tests()) {
     r.tests_executed = t->executed();
     r.tests_failed = t->failed() + t->errors();

@@ -28,6 +28,8 @@ tensor_digest digest_of(const msg::TensorDigest& d) {
   out.sample_index = values(d.sample_index());
   out.sample = values(d.sample());
   out.checksum = d.checksum();
+  out.stride = d.stride();
+  out.offset = d.offset();
   return out;
 }
 
@@ -75,6 +77,19 @@ result<bench_checks> read_bench_checks(const std::string& path) {
       for (const auto* i : *inputs)
         cc.inputs.push_back(
             {i->iteration(), digests_of(i->before()), digests_of(i->after())});
+    if (const auto* calls = c->calls())
+      for (const auto* o : *calls)
+        cc.calls.push_back({o->iteration(), digests_of(o->outputs())});
+    cc.round_seed = c->round_seed();
+    // Tampering seen on any line of a config stays: a later line must not
+    // erase it.
+    if (auto prev = out.configs.find(cc.config); prev != out.configs.end())
+      cc.tampered = std::move(prev->second.tampered);
+    if (const auto* tampered = c->tampered())
+      for (const auto* t : *tampered)
+        cc.tampered.push_back({t->what() ? t->what()->str() : "",
+                               t->detail() ? t->detail()->str() : "",
+                               t->iteration()});
     cc.line = line;
     out.configs[cc.config] = std::move(cc);
   }

@@ -2,6 +2,7 @@
 
 #include "core/atomic_file.hpp"
 #include "gates/sandbox_policy.hpp"
+#include "gates/sdk_path.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -59,6 +60,12 @@ core::process_spec side_process(const gate_context& ctx, side s,
       // hashes (reference_modified) and the scan's changed files stay true.
       {"PYTHONDONTWRITEBYTECODE", "1"},
   };
+  // kport's own bench helper first: a candidate cannot shadow kport_bench.
+  if (auto sdk = sdk_python_dir(ctx.inject_path); !sdk.empty()) {
+    const char* inherited = std::getenv("PYTHONPATH");
+    p.env.emplace_back("PYTHONPATH",
+                       python_path_with_sdk(sdk, inherited ? inherited : ""));
+  }
   // A measured run's tracing is set by whoever runs it; an inherited setting
   // would send this process's ranges to somebody else's trace.
   p.unset_env = {"KPORT_TRACE_DIR", "NVTX_INJECTION64_PATH",

@@ -5,7 +5,9 @@
 #include "gates/gate_report.hpp"
 #include "gates/integrity/reference_rules.hpp"
 #include "gates/integrity/trace_rules.hpp"
+#include "gates/integrity/test_proof.hpp"
 #include "gates/proof.hpp"
+#include "gates/sdk_path.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -78,6 +80,15 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
                    (dir / "test.log").string(), ctx.cfg->gates.test_timeout);
   // Check files are the performance gate's evidence, one per bench run.
   run.process.unset_env.push_back("KPORT_CHECK");
+  // Proof per test: pytest suites run each test in a kport.test:<id> range
+  // (sdk/python/kport_bench/pytest_plugin.py; pytest reads PYTEST_PLUGINS
+  // however it is started, and other suites ignore it). Only where kport
+  // knows the helper's folder (first on PYTHONPATH): a plugin pytest cannot
+  // import would stop every suite.
+  if (!sdk_python_dir(ctx.inject_path).empty())
+    run.process.env.emplace_back("PYTEST_PLUGINS", "kport_bench.pytest_plugin");
+  run.process.env.emplace_back("KPORT_TEST_REPORT",
+                               (dir / "test-report.json").string());
   auto result = ctx.run_measured(run);
   add_measured_run(report, run, result);
   if (!result)
@@ -134,9 +145,23 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
     report.proof->product_hash = product_hash.value_or("");
     report.proof->product_loaded = proof.product_loaded;
     report.proof->kernels = proof.kernels;
-    if (auto findings = check_test_kernels(proof, *ctx.spec, run_label{"test"});
-        !findings.empty())
+    auto findings = check_test_kernels(proof, *ctx.spec, run_label{"test"});
+    auto per_test = kernels_per_test(result->traces, *ctx.spec);
+    for (auto& f : check_test_fallback(per_test, *ctx.spec, run_label{"test"}))
+      findings.push_back(std::move(f));
+    if (!findings.empty()) {
+      order_findings(findings);
       return finish_on_findings(ctx, report, std::move(findings));
+    }
+    if (!per_test.empty()) {
+      int without = 0;
+      for (auto& [id, k] : per_test)
+        without += k.candidate.empty();
+      report.notes.push_back(fmt::format(
+          "proof per test: {} tests launched kernels in their kport.test "
+          "range, {} of them no candidate kernel",
+          per_test.size(), without));
+    }
     if (!proof.reference_kernels.empty())
       report.notes.push_back(fmt::format(
           "reference kernels ran beside the candidate's during the tests "

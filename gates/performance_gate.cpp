@@ -8,6 +8,7 @@
 #include "gates/gate_report.hpp"
 #include "gates/integrity.hpp"
 #include "gates/integrity/reference_rules.hpp"
+#include "gates/round_seeds.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -72,6 +73,10 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
   auto dir = fs::path{ctx.attempt_dir};
   std::error_code ec;
   fs::create_directories(dir / "checks", ec);
+  auto seeds = draw_round_seeds(spec.perf_rounds);
+  if (!seeds)
+    return finish_gate(ctx, report, msg::Verdict::BLOCKED,
+                       msg::FailureClass::env, seeds.err().message);
   std::vector<run_samples> ref_runs, cand_runs;
   bench_checks ref_check;
   const std::vector<trace::trace>* ref_traces = nullptr; ///< this round's
@@ -82,6 +87,8 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     auto summary = summarize(ref_runs, cand_runs, ctx.cfg->perf.min_time_ns);
     report.perf = to_message(summary, spec.perf_floor, spec.perf_rounds);
     report.perf->device_ns = device_ns;
+    report.perf->round_seeds = *seeds;
+    report.perf->outputs_unchecked = outputs_unchecked(outputs_checked, spec);
     report.perf->gate_wall_ns = std::chrono::duration<double, std::nano>(
                                     std::chrono::steady_clock::now() - started)
                                     .count();
@@ -114,6 +121,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     // Each run its own check file: the candidate's digests are compared
     // with the reference's of the same round, never with its own.
     run.process.env.emplace_back("KPORT_CHECK", check_path_of(s, round));
+    run.process.env.emplace_back("KPORT_SEED", seed_text((*seeds)[round - 1]));
     runs.push_back(std::move(run));
   }
   // Stop at the first finding: each round is judged as soon as it and the
@@ -203,6 +211,9 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
               idle.front().reason() +
                   " (on the cuda backend device time is kernel time; CPU "
                   "benches need devices.backend = \"host\")");
+      if (auto why = missing_digests(*checks, spec))
+        return finish_gate(ctx, report, msg::Verdict::BLOCKED,
+                           msg::FailureClass::env, *why);
       ref_runs.push_back(std::move(samples));
       ref_check = std::move(*checks);
       ref_traces = &result->traces;
@@ -213,7 +224,8 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     auto& cand_check = checks ? *checks : unreadable;
     outputs_checked |= ref_check.present || cand_check.present;
     auto findings = check_candidate_bench(
-        {result->traces, cand_runs, cand_check, ref_check, cuda, ref_traces},
+        {result->traces, cand_runs, cand_check, ref_check, cuda, ref_traces,
+         (*seeds)[round - 1]},
         spec, where);
     if (!checks) {
       // The candidate's own process wrote the file: garbage there is

@@ -25,6 +25,7 @@ check_candidate_bench(const candidate_bench_evidence& e, const port_spec& spec,
     if (!e.rounds.empty())
       add(check_no_work(e.rounds.back(), spec.target.kernels, where));
   }
+  add(check_harness(e.checks, e.reference, e.round_seed, where));
   add(check_outputs(e.reference, e.checks, {spec.rtol, spec.atol}, where));
   add(check_inputs(e.checks, e.reference, where));
   order_findings(out);

@@ -73,7 +73,12 @@ std::string output_difference(const tensor_digest& c, const tensor_digest& r,
   // Each element within atol + rtol |ref| bounds the sums' difference by
   // numel * atol + rtol * sum |ref|; the float64 sums' own rounding is far
   // below it.
-  double bound = static_cast<double>(r.numel) * tol.atol + tol.rtol * r.abs_sum;
+  if (c.stride != r.stride || c.offset != r.offset)
+    return fmt::format("sums over every {}th element from {} (the "
+                       "reference's: every {}th from {})",
+                       c.stride, c.offset, r.stride, r.offset);
+  double bound =
+      static_cast<double>(r.summed()) * tol.atol + tol.rtol * r.abs_sum;
   auto sum_off = [&](double cv, double rv) {
     if (!is_finite(cv) || !is_finite(rv))
       return !same(cv, rv);
@@ -178,6 +183,7 @@ std::vector<integrity_finding> check_outputs(const bench_checks& reference,
                            ro.size()));
       continue;
     }
+    bool differs = false;
     for (std::size_t i = 0; i < co.size(); ++i) {
       int count = 0;
       auto diff = output_difference(co[i], ro[i], tol, count);
@@ -185,9 +191,106 @@ std::vector<integrity_finding> check_outputs(const bench_checks& reference,
         mismatch(
             fmt::format("output {} differs from the reference's: {}", i, diff),
             count);
+        differs = true;
         break;
       }
     }
+    if (!differs)
+      if (auto f = check_calls(c->second, r->second, tol, where))
+        out.push_back(std::move(*f));
+  }
+  return out;
+}
+
+std::optional<integrity_finding> check_calls(const config_check& candidate,
+                                             const config_check& reference,
+                                             tolerance tol,
+                                             const run_label& where) {
+  auto& name = candidate.config;
+  auto finding = [&](int iteration, std::string detail, int count = 0) {
+    auto f = make_finding(msg::IntegrityRule::bench_output_mismatch, where,
+                          name, fmt::format("config `{}`: {}", name, detail));
+    f.iteration = iteration;
+    f.count = count;
+    return f;
+  };
+  // A reference without per-call digests comes from an older helper: the
+  // last call's digest above is all there is to compare.
+  if (reference.calls.empty())
+    return std::nullopt;
+  if (candidate.calls.size() != reference.calls.size())
+    return finding(0,
+                   fmt::format("{} timed calls have output digests (the "
+                               "reference's: {}); every call's output is "
+                               "checked",
+                               candidate.calls.size(), reference.calls.size()));
+  for (std::size_t k = 0; k < candidate.calls.size(); ++k) {
+    auto& cc = candidate.calls[k];
+    auto& rc = reference.calls[k];
+    if (cc.iteration != rc.iteration || cc.outputs.size() != rc.outputs.size())
+      return finding(cc.iteration,
+                     fmt::format("timed call {} has {} output digests (the "
+                                 "reference's call {}: {})",
+                                 cc.iteration, cc.outputs.size(), rc.iteration,
+                                 rc.outputs.size()));
+    for (std::size_t i = 0; i < cc.outputs.size(); ++i) {
+      int count = 0;
+      auto diff = output_difference(cc.outputs[i], rc.outputs[i], tol, count);
+      if (!diff.empty()) {
+        int wrong = 0;
+        for (std::size_t m = k; m < candidate.calls.size(); ++m)
+          for (std::size_t j = 0; j < candidate.calls[m].outputs.size() &&
+                                  j < reference.calls[m].outputs.size();
+               ++j) {
+            int n = 0;
+            if (!output_difference(candidate.calls[m].outputs[j],
+                                   reference.calls[m].outputs[j], tol, n)
+                     .empty()) {
+              ++wrong;
+              break;
+            }
+          }
+        return finding(cc.iteration,
+                       fmt::format("timed call {}: output {} differs from the "
+                                   "reference's: {} ({} of {} timed calls "
+                                   "differ)",
+                                   cc.iteration, i, diff, wrong,
+                                   candidate.calls.size()),
+                       count);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<integrity_finding> check_harness(const bench_checks& candidate,
+                                             const bench_checks& reference,
+                                             std::uint64_t round_seed,
+                                             const run_label& where) {
+  std::vector<integrity_finding> out;
+  for (auto& [name, cc] : candidate.configs) {
+    for (auto& t : cc.tampered) {
+      auto f = make_finding(
+          msg::IntegrityRule::harness_tampered, where, name,
+          fmt::format("config `{}` {}: {} (seen by the bench helper)", name,
+                      t.iteration ? fmt::format("timed call {}", t.iteration)
+                                  : std::string{"warm-up"},
+                      t.detail));
+      f.iteration = t.iteration;
+      out.push_back(std::move(f));
+    }
+    // Both sides run one helper: when the reference's honoured the round's
+    // seed, the candidate's must have too. (A bench of the user's own that
+    // ignores KPORT_SEED does so on both sides.)
+    auto r = reference.configs.find(name);
+    bool reference_seeded =
+        r != reference.configs.end() && r->second.round_seed == round_seed;
+    if (round_seed != 0 && reference_seeded && cc.round_seed != round_seed)
+      out.push_back(make_finding(
+          msg::IntegrityRule::harness_tampered, where, name,
+          fmt::format("config `{}`: the bench helper recorded round seed {}, "
+                      "kport gave the round {} (KPORT_SEED)",
+                      name, cc.round_seed, round_seed)));
   }
   return out;
 }

@@ -6,6 +6,8 @@
 #include "gates/bench_check.hpp"
 #include "gates/integrity/rule_table.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -31,6 +33,25 @@ tolerance for_dtype(tolerance spec, std::string_view dtype);
 std::vector<integrity_finding> check_outputs(const bench_checks& reference,
                                              const bench_checks& candidate,
                                              tolerance tol,
+                                             const run_label& where);
+
+/// bench_output_mismatch, call by call: every timed call's output digest
+/// against the reference's call of the same iteration (same round, same
+/// inputs); the first call that differs is named, with how many differ.
+/// Nothing when the reference wrote no per-call digests.
+std::optional<integrity_finding> check_calls(const config_check& candidate,
+                                             const config_check& reference,
+                                             tolerance tol,
+                                             const run_label& where);
+
+/// harness_tampered: what the candidate's bench helper recorded of the
+/// harness being changed (an output that is not a plain device tensor, a
+/// function it relies on replaced), and a round seed other than the one
+/// kport gave the round (`round_seed`; 0: none given) where the
+/// reference's helper recorded that one.
+std::vector<integrity_finding> check_harness(const bench_checks& candidate,
+                                             const bench_checks& reference,
+                                             std::uint64_t round_seed,
                                              const run_label& where);
 
 /// mutates_inputs: a timed call whose input digest changed across the call,

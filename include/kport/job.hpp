@@ -49,6 +49,8 @@ struct job_result {
   double floor = 0;
   int configs = 0;
   double efficiency = 0; ///< performance gate: device time / gate wall time
+  /// Why the benches' outputs were not compared ("" when they were).
+  std::string outputs_unchecked;
   int tests_executed = 0;
   int tests_failed = 0;
   std::string evidence; ///< the job's folder

@@ -30,6 +30,10 @@ struct port_side {
   /// target: the operator's launches depend on its data (moe_align): the
   /// same-work rule compares kernel names only, not launch configurations.
   bool data_dependent_launches = false;
+  /// Target only: whether the suite may call the reference as its oracle
+  /// ("reference") or not ("none": a reference kernel in a test is a
+  /// fallback).
+  std::string test_oracle = "none";
 };
 
 /// How one agent stage is served.
@@ -72,6 +76,9 @@ struct port_spec {
   /// Share of a config's timed device time that kernels neither the
   /// candidate's nor allowed may carry (foreign_work above it).
   double perf_foreign_share = 0.5;
+  /// Whether the benches must write output digests (KPORT_CHECK): a bench
+  /// without is BLOCKED unless the spec says `[perf] digests = false`.
+  bool perf_digests = true;
   std::string ir_policy; ///< policy name or file for the structure gate
   scan_settings scan;
   std::map<std::string, agent_config, std::less<>> agents; ///< by stage

@@ -81,6 +81,42 @@ class RunTest(unittest.TestCase):
             self.assertEqual(line["outputs"],
                              kport_bench.output_digest(out_of_place(*drawn[-1]), config.seed))
 
+    def test_every_call_is_digested_as_an_eager_computation(self):
+        _, lines = self.bench(out_of_place)
+        for config in kport_bench.select(CONFIGS):
+            line = lines[config.id]
+            drawn = replay(config)
+            self.assertEqual([c["iteration"] for c in line["calls"]],
+                             list(range(1, ITERATIONS + 1)))
+            for call, inputs in zip(line["calls"], drawn):
+                eager = kport_bench.call_digest(out_of_place(*inputs), config.seed)
+                self.assertEqual(call["outputs"], eager)
+            self.assertNotIn("tampered", line)
+
+    def test_a_tensor_subclass_output_is_recorded_as_tampering(self):
+        class Lazy(torch.Tensor):
+            pass
+
+        _, lines = self.bench(lambda x, idx: out_of_place(x, idx).as_subclass(Lazy))
+        for line in lines.values():
+            self.assertEqual({t["what"] for t in line["tampered"]}, {"output"})
+            self.assertEqual(line["calls"][0]["outputs"], [])
+
+    def test_a_replaced_synchronize_is_recorded_as_tampering(self):
+        original = torch.cuda.synchronize
+        kport_bench.protect()
+
+        def patching(x, idx):
+            torch.cuda.synchronize = lambda device=None: None
+            return out_of_place(x, idx)
+
+        try:
+            _, lines = self.bench(patching)
+        finally:
+            torch.cuda.synchronize = original
+        first = lines[CONFIGS[0][0]]
+        self.assertIn("torch.cuda.synchronize", first["tampered"][0]["detail"])
+
     def test_an_in_place_call_shows_in_every_after_digest(self):
         _, lines = self.bench(in_place)
         for config in kport_bench.select(CONFIGS):

@@ -351,5 +351,23 @@ TEST_F(gates_test, missing_injection_library_blocks_the_performance_gate) {
   EXPECT_EQ(r.path.back(), "performance/1 BLOCKED");
 }
 
+TEST_F(gates_test,
+       a_bench_without_digests_is_blocked_unless_the_spec_opts_out) {
+  auto r = run({.agent = "good.sh", .digests = true});
+  ASSERT_EQ(r.state, kport::final_state::blocked) << describe(r);
+  EXPECT_TRUE(contains(r.reason, "the reference bench wrote no output digests"))
+      << r.reason;
+  EXPECT_TRUE(r.outputs_unchecked.empty());
+  auto opted_out = run({.agent = "good.sh", .digests = false});
+  ASSERT_EQ(opted_out.state, kport::final_state::accepted)
+      << describe(opted_out);
+  EXPECT_TRUE(contains(opted_out.outputs_unchecked, "digests = false"))
+      << opted_out.outputs_unchecked;
+  auto verdict =
+      read_text((fs::path{opted_out.evidence} / "verdict.json").string());
+  EXPECT_TRUE(contains(verdict, "\"outputs_unchecked\"")) << verdict;
+  EXPECT_TRUE(contains(verdict, "\"round_seeds\"")) << verdict;
+}
+
 } // namespace
 } // namespace kport::test

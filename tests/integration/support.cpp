@@ -135,6 +135,7 @@ kernels = ["add_port*"]
 
 [perf]
 rounds = {rounds}
+digests = {digests}
 
 [agents]
 driver = "exec"
@@ -149,6 +150,7 @@ timeout_s = {timeout}
       fmt::arg("test", toml_list(test)),
       fmt::arg("cand_bench", toml_list(cand_bench)),
       fmt::arg("rounds", p.perf_rounds),
+      fmt::arg("digests", p.digests ? "true" : "false"),
       fmt::arg("command", toml_list({agent_script(p.agent)})),
       fmt::arg("timeout", p.agent_timeout_s), fmt::arg("env", env));
 }

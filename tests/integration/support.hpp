@@ -82,6 +82,9 @@ struct project_spec {
   std::vector<std::string> test;
   double agent_timeout_s = 30;
   int perf_rounds = 2;
+  /// [perf] digests: the tiny project's bench program writes none (the
+  /// tests of digests add a line through with_check).
+  bool digests = false;
   /// Options of both sides' bench program (tests/integration/bench).
   std::vector<std::string> bench_options;
   /// [agents.env] beside KPORT_TEST_CANDIDATE.

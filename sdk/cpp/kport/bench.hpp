@@ -9,8 +9,16 @@
 //     digest, an L2 flush (a memset of flush_bytes), synchronize, then
 //     nvtxRangePush("kport:<id>"), the call, synchronize, nvtxRangePop(),
 //     then the inputs' digest again;
-//   - with KPORT_CHECK set, one JSON line per config: the last call's
-//     output digests and every call's input digests (check_record.hpp).
+//   - each config's seed is mixed with kport's secret round seed
+//     (KPORT_SEED, mix_seed);
+//   - with KPORT_CHECK set, one JSON line per config: every call's output
+//     digests (sampled: a strided part copied to the host), the last
+//     call's in full, every call's input digests, and what the helper saw
+//     of the harness being changed (check_record.hpp);
+//   - the helper checks itself: the CUDA runtime functions it calls must
+//     come from the CUDA runtime (or the bench itself, statically linked),
+//     not from a library interposed before it, and NVTX's function table
+//     must not change between calls (harness_tampered otherwise).
 // Compile with nvcc: the input checksum then runs on the device (one read
 // of each input, kernel kport_bench_checksum); without nvcc the inputs are
 // copied to the host for it. Keep candidate kernel patterns off the helper's
@@ -19,6 +27,7 @@
 #include "kport/check_record.hpp"
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
@@ -115,6 +124,12 @@ public:
     check(cudaEventCreate(&end_), "event");
     // Loads the NVTX injection library (if any) before the first range.
     nvtxMarkA("kport_bench: start");
+    nvtx_table_ = nvtx_table();
+    for (auto* name :
+         {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaMemsetAsync",
+          "cudaMemcpy", "cudaMemcpy2D", "cudaEventRecord", "cudaLaunchKernel"})
+      if (auto why = foreign_symbol(name); !why.empty())
+        startup_tampered_.push_back({"function", why, 0});
   }
   runner(const runner&) = delete;
   runner& operator=(const runner&) = delete;
@@ -132,26 +147,47 @@ public:
   /// microseconds (for people; kport takes CUPTI's).
   template<class Prepare, class Call>
   double run(const std::string& config, Prepare&& prepare, Call&& call) {
-    auto seed = config_seed(config);
+    auto seed = mix_seed(config_seed(config), round_seed());
+    std::vector<harness_tamper> tampered = startup_tampered_;
+    auto check_table = [&](int iteration) {
+      if (nvtx_table() != nvtx_table_ && !nvtx_reported_) {
+        nvtx_reported_ = true;
+        tampered.push_back({"function",
+                            "NVTX's function table (nvtxRangePushA, "
+                            "nvtxRangePop, nvtxMarkA) was changed while the "
+                            "bench ran",
+                            iteration});
+      }
+    };
     for (int w = 0; w < opt_.warmup; ++w) {
       auto io = prepare(draw{seed ^ warmup_salt, w, true});
       nvtxRangePushA(("kport.warmup:" + config).c_str());
       call(io);
       check(cudaStreamSynchronize(opt_.stream), "warm-up call");
       nvtxRangePop();
+      check_table(0);
     }
     std::vector<double> times;
     std::vector<call_digests> calls;
+    std::vector<output_call> output_calls;
     bool checking = std::getenv("KPORT_CHECK") != nullptr;
     call_io last;
     for (int i = 0; i < opt_.iterations; ++i) {
+      nvtxRangePushA(("kport.inputs:" + config).c_str());
       auto io = prepare(draw{seed, i, false});
+      nvtxRangePop();
       call_digests c;
       c.iteration = i + 1;
-      if (checking)
+      if (checking) {
+        nvtxRangePushA(("kport.digest:" + config).c_str());
         c.before = input_digests(io.inputs, seed);
+        nvtxRangePop();
+      }
+      nvtxRangePushA(("kport.flush:" + config).c_str());
       check(cudaMemsetAsync(flush_, i & 0xff, opt_.flush_bytes, opt_.stream),
             "L2 flush");
+      nvtxRangePop();
+      check_table(i + 1);
       check(cudaDeviceSynchronize(), "before the timed call");
       nvtxRangePushA(("kport:" + config).c_str());
       check(cudaEventRecord(start_, opt_.stream), "event");
@@ -162,9 +198,16 @@ public:
       float ms = 0;
       check(cudaEventElapsedTime(&ms, start_, end_), "event time");
       times.push_back(ms * 1e3);
+      check_table(i + 1);
       if (checking) {
+        nvtxRangePushA(("kport.digest:" + config).c_str());
         c.after = input_digests(io.inputs, seed);
         calls.push_back(std::move(c));
+        output_call oc{i + 1, {}};
+        for (auto& t : io.outputs)
+          oc.outputs.push_back(call_output(t, seed));
+        output_calls.push_back(std::move(oc));
+        nvtxRangePop();
       }
       last = std::move(io);
     }
@@ -172,7 +215,8 @@ public:
       std::vector<tensor_digest> outputs;
       for (auto& t : last.outputs)
         outputs.push_back(output_of(t, seed));
-      if (!append_check(check_record(config, opt_.label, seed, outputs, calls)))
+      if (!append_check(check_record(config, opt_.label, seed, outputs, calls,
+                                     output_calls, round_seed(), tampered)))
         throw std::runtime_error("kport_bench: cannot append to KPORT_CHECK");
     }
     auto sorted = times;
@@ -197,6 +241,66 @@ public:
   }
 
 private:
+  /// NVTX's entry points as the process sees them now (after the first
+  /// call has initialised them, an injection library's).
+  static std::vector<const void*> nvtx_table() {
+    auto& g = NVTX_VERSIONED_IDENTIFIER(nvtxGlobals);
+    return {reinterpret_cast<const void*>(g.nvtxRangePushA_impl_fnptr),
+            reinterpret_cast<const void*>(g.nvtxRangePop_impl_fnptr),
+            reinterpret_cast<const void*>(g.nvtxMarkA_impl_fnptr)};
+  }
+
+  /// Why the definition of `name` the process uses is not the CUDA
+  /// runtime's: a library loaded before it (LD_PRELOAD, a wrapper) defines
+  /// it. "" when it is the runtime's, or not exported at all (cudart linked
+  /// statically: the bench's calls are bound at link time).
+  static std::string foreign_symbol(const char* name) {
+    void* sym = ::dlsym(RTLD_DEFAULT, name);
+    if (!sym)
+      return {};
+    Dl_info info{};
+    if (!::dladdr(sym, &info) || !info.dli_fname)
+      return {};
+    std::string lib = info.dli_fname;
+    auto base = lib.substr(lib.find_last_of('/') + 1);
+    Dl_info self{};
+    bool in_bench = ::dladdr(reinterpret_cast<void*>(&foreign_symbol), &self) &&
+                    self.dli_fname && lib == self.dli_fname;
+    if (in_bench || base.rfind("libcudart", 0) == 0 ||
+        base.rfind("libcuda.", 0) == 0)
+      return {};
+    return std::string(name) + " comes from " + lib +
+           ", not from the CUDA runtime";
+  }
+
+  /// A per-call digest of an output: its strided part and its samples
+  /// copied to the host (a few KiB whatever its size).
+  tensor_digest call_output(const device_tensor& t, std::uint64_t seed) {
+    auto n = t.numel();
+    if (n == 0)
+      return call_digest(t.type, t.shape, seed, {}, {});
+    auto stride = call_stride(n);
+    auto offset =
+        static_cast<std::int64_t>(seed % static_cast<std::uint64_t>(stride));
+    auto count = (n - offset + stride - 1) / stride;
+    auto size = size_of(t.type);
+    std::vector<unsigned char> host(static_cast<std::size_t>(count) * size);
+    check(
+        cudaMemcpy2D(host.data(), size,
+                     static_cast<const unsigned char*>(t.data) + offset * size,
+                     stride * size, size, static_cast<std::size_t>(count),
+                     cudaMemcpyDeviceToHost),
+        "per-call output digest");
+    std::vector<double> summed;
+    summed.reserve(static_cast<std::size_t>(count));
+    for (std::int64_t i = 0; i < count; ++i)
+      summed.push_back(element(host.data(), t.type, i));
+    std::vector<double> sample;
+    for (auto i : sample_indices(n, seed))
+      sample.push_back(element_at(t, i));
+    return call_digest(t.type, t.shape, seed, summed, std::move(sample));
+  }
+
   /// The cheap digest of each input: its checksum and its sampled elements.
   std::vector<tensor_digest> input_digests(const std::vector<device_tensor>& ts,
                                            std::uint64_t seed) {
@@ -265,6 +369,9 @@ private:
   }
 
   options opt_;
+  std::vector<const void*> nvtx_table_;
+  bool nvtx_reported_ = false;
+  std::vector<harness_tamper> startup_tampered_;
   void* flush_ = nullptr;
   unsigned long long* sum_ = nullptr;
   cudaEvent_t start_{}, end_{};

@@ -119,6 +119,25 @@ inline std::uint64_t config_seed(std::string_view id) {
   return x & ((1ULL << 63) - 1);
 }
 
+/// A config's seed for one round: its id's seed mixed with kport's secret
+/// round seed (KPORT_SEED) through splitmix64; the id's alone when
+/// `round_seed` is 0 (none). kport_bench.mix_seed computes the same.
+inline std::uint64_t mix_seed(std::uint64_t config_seed,
+                              std::uint64_t round_seed);
+
+/// kport's secret seed of this round, read from KPORT_SEED once and taken
+/// out of the environment (a candidate loaded later need not see it); 0
+/// outside kport.
+inline std::uint64_t round_seed() {
+  static const std::uint64_t seed = [] {
+    const char* text = std::getenv("KPORT_SEED");
+    std::uint64_t v = text && *text ? std::strtoull(text, nullptr, 0) : 0;
+    ::unsetenv("KPORT_SEED");
+    return v;
+  }();
+  return seed;
+}
+
 /// Seed of a config's warm-up inputs, apart from the measured ones (Python
 /// seeds its warm-up generator with seed ^ this).
 inline constexpr std::uint64_t warmup_salt = 0x5DEECE66DULL;
@@ -133,6 +152,23 @@ inline std::uint64_t splitmix64(std::uint64_t& state) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
   return z ^ (z >> 31);
+}
+
+inline std::uint64_t mix_seed(std::uint64_t config_seed,
+                              std::uint64_t round_seed) {
+  if (round_seed == 0)
+    return config_seed;
+  std::uint64_t state = config_seed ^ round_seed;
+  return splitmix64(state) & ((1ULL << 63) - 1);
+}
+
+/// Elements a per-call digest sums at most (kport_bench.digest).
+inline constexpr std::int64_t call_sum_elements = 1 << 16;
+
+/// Every how many elements a per-call digest sums (1: all of them).
+inline std::int64_t call_stride(std::int64_t numel) {
+  return std::max<std::int64_t>(1, (numel + call_sum_elements - 1) /
+                                       call_sum_elements);
 }
 
 /// Elements sampled per tensor.
@@ -286,6 +322,8 @@ struct tensor_digest {
   std::vector<double> sample;
   bool has_checksum = false; ///< inputs
   std::int64_t checksum = 0;
+  bool has_stride = false; ///< per-call outputs: sums over a strided part
+  std::int64_t stride = 0, offset = 0;
 };
 
 inline std::int64_t numel_of(const std::vector<std::int64_t>& shape) {
@@ -354,8 +392,73 @@ inline tensor_digest output_digest(const void* host, dtype t,
   return d;
 }
 
+/// A per-call output digest (kport_bench.digest.call_digest): `summed` are
+/// the elements offset, offset + stride, ... (stride = call_stride(numel),
+/// offset = seed % stride), `sample` the elements at sample_indices(numel,
+/// seed).
+inline tensor_digest call_digest(dtype t, std::vector<std::int64_t> shape,
+                                 std::uint64_t seed,
+                                 const std::vector<double>& summed,
+                                 std::vector<double> sample) {
+  tensor_digest d;
+  d.type = t;
+  d.numel = numel_of(shape);
+  d.shape = std::move(shape);
+  if (d.numel == 0)
+    return d;
+  d.has_values = true;
+  d.has_stride = true;
+  d.stride = call_stride(d.numel);
+  d.offset =
+      static_cast<std::int64_t>(seed % static_cast<std::uint64_t>(d.stride));
+  for (double v : summed) {
+    if (std::isnan(v))
+      ++d.nan;
+    else if (std::isinf(v))
+      ++d.inf;
+    else {
+      d.sum += v;
+      d.abs_sum += std::abs(v);
+    }
+  }
+  d.sample_index = sample_indices(d.numel, seed);
+  d.sample = std::move(sample);
+  return d;
+}
+
+/// The per-call digest of a tensor in host memory (host benches).
+inline tensor_digest call_digest_of(const void* host, dtype t,
+                                    std::vector<std::int64_t> shape,
+                                    std::uint64_t seed) {
+  auto n = numel_of(shape);
+  std::vector<double> summed, sample;
+  if (n > 0) {
+    auto stride = call_stride(n);
+    auto offset =
+        static_cast<std::int64_t>(seed % static_cast<std::uint64_t>(stride));
+    for (auto i = offset; i < n; i += stride)
+      summed.push_back(element(host, t, i));
+    for (auto i : sample_indices(n, seed))
+      sample.push_back(element(host, t, i));
+  }
+  return call_digest(t, std::move(shape), seed, summed, std::move(sample));
+}
+
 // ---- the check line
 // -----------------------------------------------------------------------
+
+/// One timed call's output digests, right after it.
+struct output_call {
+  int iteration = 0;
+  std::vector<tensor_digest> outputs;
+};
+
+/// What the helper saw of the harness being changed (HarnessTamper).
+struct harness_tamper {
+  std::string what; ///< output | function
+  std::string detail;
+  int iteration = 0; ///< 0: a warm-up call
+};
 
 /// One timed call's input digests, before and after it.
 struct call_digests {
@@ -415,11 +518,15 @@ inline std::string json(const tensor_digest& d) {
   if (d.has_values)
     out += "\"inf\": " + integer(d.inf) + ", \"nan\": " + integer(d.nan) + ", ";
   out += "\"numel\": " + integer(d.numel);
+  if (d.has_stride)
+    out += ", \"offset\": " + integer(d.offset);
   if (!d.sample_index.empty()) {
     out += ", \"sample\": " + list(d.sample, number);
     out += ", \"sample_index\": " + list(d.sample_index, integer);
   }
   out += ", \"shape\": " + list(d.shape, integer);
+  if (d.has_stride)
+    out += ", \"stride\": " + integer(d.stride);
   if (d.has_values)
     out += ", \"sum\": " + number(d.sum);
   return out + "}";
@@ -447,6 +554,39 @@ inline std::string check_record(std::string_view config, std::string_view bench,
   out += ", \"outputs\": " + digests(outputs) +
          ", \"seed\": " + std::to_string(seed) + "}\n";
   return out;
+}
+
+/// The same line with every timed call's output digests, the round seed
+/// (when not 0) and what the helper saw of the harness being changed.
+inline std::string check_record(std::string_view config, std::string_view bench,
+                                std::uint64_t seed,
+                                const std::vector<tensor_digest>& outputs,
+                                const std::vector<call_digests>& calls,
+                                const std::vector<output_call>& output_calls,
+                                std::uint64_t round,
+                                const std::vector<harness_tamper>& tampered) {
+  auto digests = [](const std::vector<tensor_digest>& ds) {
+    return detail::list(ds, [](auto& d) { return detail::json(d); });
+  };
+  auto line = check_record(config, bench, seed, outputs, calls);
+  line.pop_back(); // "}\n"
+  line.pop_back();
+  // Keys beyond the sorted prefix; kport's reader takes any order.
+  line +=
+      ", \"calls\": " + detail::list(output_calls, [&](const output_call& c) {
+        return "{\"iteration\": " + std::to_string(c.iteration) +
+               ", \"outputs\": " + digests(c.outputs) + "}";
+      });
+  if (round != 0)
+    line += ", \"round_seed\": " + std::to_string(round);
+  if (!tampered.empty())
+    line += ", \"tampered\": " +
+            detail::list(tampered, [](const harness_tamper& t) {
+              return "{\"detail\": " + detail::quoted(t.detail) +
+                     ", \"iteration\": " + std::to_string(t.iteration) +
+                     ", \"what\": " + detail::quoted(t.what) + "}";
+            });
+  return line + "}\n";
 }
 
 /// Appends a line to the file KPORT_CHECK names (nothing when unset).

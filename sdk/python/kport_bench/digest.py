@@ -22,6 +22,9 @@ from typing import Any
 
 #: Elements sampled per tensor.
 SAMPLE_SIZE = 16
+#: Elements a per-call digest sums at most: every call's output is digested
+#: (sampled, on the device), so its cost must not grow with the tensor.
+CALL_SUM_ELEMENTS = 1 << 16
 
 _MASK64 = (1 << 64) - 1
 
@@ -78,11 +81,78 @@ def checksum_unit(nbytes: int) -> int:
 
 
 def check_record(config: str, bench: str, seed: int, outputs: Sequence[Mapping[str, Any]],
-                 inputs: Sequence[Mapping[str, Any]] = ()) -> str:
-    """One line of a KPORT_CHECK file (messages/bench_check.fbs), newline included."""
-    record = {"config": config, "bench": bench, "seed": seed,
-              "outputs": list(outputs), "inputs": list(inputs)}
+                 inputs: Sequence[Mapping[str, Any]] = (), *,
+                 calls: Sequence[Mapping[str, Any]] | None = None,
+                 round_seed: int | None = None,
+                 tampered: Sequence[Mapping[str, Any]] = ()) -> str:
+    """One line of a KPORT_CHECK file (messages/bench_check.fbs), newline included.
+
+    `calls`: every timed call's output digests (``{"iteration", "outputs"}``);
+    `round_seed`: the KPORT_SEED mixed into `seed`; `tampered`: what the
+    helper saw of a candidate changing the harness (``{"what", "detail",
+    "iteration"}``)."""
+    record: dict[str, Any] = {"config": config, "bench": bench, "seed": seed,
+                              "outputs": list(outputs), "inputs": list(inputs)}
+    if calls is not None:
+        record["calls"] = list(calls)
+    if round_seed is not None:
+        record["round_seed"] = round_seed
+    if tampered:
+        record["tampered"] = list(tampered)
     return json.dumps(record, sort_keys=True, allow_nan=False) + "\n"
+
+
+def mix_seed(config_seed: int, round_seed: int | None) -> int:
+    """A config's seed for one round: its id's seed mixed with kport's secret
+    round seed (KPORT_SEED) through splitmix64; the id's alone without one.
+    The same in C++ (check_record.hpp)."""
+    if round_seed is None:
+        return config_seed
+    _, z = splitmix64((config_seed ^ round_seed) & _MASK64)
+    return z & ((1 << 63) - 1)
+
+
+def call_stride(numel: int) -> int:
+    """Every how many elements a per-call digest sums (1: all of them)."""
+    return max(1, -(-numel // CALL_SUM_ELEMENTS))
+
+
+def output_problems(value: Any) -> list[str]:
+    """Why `value` is not a plain output kport can digest: a tensor that is
+    not exactly ``torch.Tensor`` (a subclass may compute when read, after the
+    timed window), not on a CUDA device, without storage, or an object that
+    is neither a tensor, a number, None nor a list/tuple/dict of them."""
+    import torch
+
+    problems: list[str] = []
+
+    def visit(v: Any, where: str) -> None:
+        if v is None or type(v) in (int, float, bool):
+            return
+        if isinstance(v, (list, tuple)) and type(v) not in (list, tuple) and \
+                not type(v).__module__.startswith("torch.return_types"):
+            problems.append(f"{where} is a {type(v).__qualname__}, a container subclass")
+            return
+        if isinstance(v, (list, tuple)):
+            for i, item in enumerate(tuple.__iter__(tuple(v))):
+                visit(item, f"{where}[{i}]")
+            return
+        if type(v) is dict:
+            for key in sorted(v):
+                visit(v[key], f"{where}[{key!r}]")
+            return
+        if type(v) is torch.Tensor:
+            if v.device.type != "cuda":
+                problems.append(f"{where} is on {v.device}, not on the CUDA device")
+            elif v.numel() and v.data_ptr() == 0:
+                problems.append(f"{where} has no storage")
+            return
+        problems.append(f"{where} is a {type(v).__module__}.{type(v).__qualname__}, not a plain "
+                        "torch.Tensor (a subclass or a lazy object can compute when read, "
+                        "after the timed window)")
+
+    visit(value, "the output")
+    return problems
 
 
 def value_fields(index: Sequence[int], sample: Sequence[float], total: float,
@@ -133,6 +203,38 @@ def output_digest(output: Any, seed: int) -> list[dict[str, Any]]:
                 float(torch.where(finite, values, 0.0).sum()),
                 float(torch.where(finite, values.abs(), 0.0).sum()),
                 int(torch.isnan(values).sum()), int(torch.isinf(values).sum())))
+        digests.append(digest)
+    return digests
+
+
+def call_digest(output: Any, seed: int) -> list[dict[str, Any]]:
+    """A cheap digest of one call's output, taken after every timed call: the
+    seeded sample, and sums and NaN/Inf counts over every call_stride-th
+    element from an offset drawn from the seed; one copy to the host."""
+    import torch
+
+    digests = []
+    for tensor in _tensors(output):
+        flat = tensor.detach().reshape(-1)
+        digest = _header(tensor)
+        numel = flat.numel()
+        if numel and not flat.is_complex():
+            stride = call_stride(numel)
+            offset = seed % stride
+            part = flat[offset::stride].double()
+            finite = torch.isfinite(part)
+            index = sample_indices(numel, seed)
+            picked = flat[torch.tensor(index, device=flat.device)].double()
+            zero = torch.zeros((), dtype=torch.float64, device=part.device)
+            head = torch.stack([torch.where(finite, part, zero).sum(),
+                                torch.where(finite, part.abs(), zero).sum(),
+                                torch.isnan(part).sum().double(),
+                                torch.isinf(part).sum().double()])
+            host = torch.cat([head, picked]).cpu().tolist()
+            digest.update(value_fields(index, host[4:], host[0], host[1],
+                                       int(host[2]), int(host[3])))
+            digest["stride"] = stride
+            digest["offset"] = offset
         digests.append(digest)
     return digests
 

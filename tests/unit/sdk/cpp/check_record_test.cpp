@@ -118,5 +118,36 @@ TEST(check_record, its_line_reads_back_in_kport) {
   fs::remove(path);
 }
 
+TEST(check_record, round_seeds_mix_as_in_python) {
+  // tests/unit/sdk/python/test_kport_bench_run_fake.py pins the same.
+  EXPECT_EQ(mix_seed(5, 0), 5u);
+  EXPECT_EQ(mix_seed(5, 7), 1682153688901572302ULL);
+  EXPECT_LT(mix_seed(~0ULL >> 1, ~0ULL), 1ULL << 63);
+  EXPECT_EQ(call_stride(1 << 16), 1);
+  EXPECT_EQ(call_stride((1 << 16) + 1), 2);
+}
+
+TEST(check_record, per_call_digests_and_tampering_read_back_in_kport) {
+  auto d = call_digest(dtype::float32, {4}, 9, {1.0, NAN, -2.0}, {1, 2, 3, 4});
+  EXPECT_EQ(d.stride, 1);
+  EXPECT_EQ(d.nan, 1);
+  EXPECT_EQ(d.sum, -1.0);
+  EXPECT_EQ(d.abs_sum, 3.0);
+  auto line = check_record("c", "b", 9, {d}, {}, {{1, {d}}, {2, {d}}}, 77,
+                           {{"function", "cudaMemcpy comes from x", 0}});
+  auto path = fs::temp_directory_path() / "kport_check_record_calls.jsonl";
+  ASSERT_TRUE(core::write_file_atomic(path.string(), line));
+  auto c = gates::read_bench_checks(path.string());
+  ASSERT_TRUE(c) << c.err().message << "\n" << line;
+  auto& cc = c->configs.at("c");
+  ASSERT_EQ(cc.calls.size(), 2u);
+  EXPECT_EQ(cc.calls[1].iteration, 2);
+  EXPECT_EQ(cc.calls[0].outputs.at(0).stride, 1);
+  EXPECT_EQ(cc.round_seed, 77u);
+  ASSERT_EQ(cc.tampered.size(), 1u);
+  EXPECT_EQ(cc.tampered[0].detail, "cudaMemcpy comes from x");
+  fs::remove(path);
+}
+
 } // namespace
 } // namespace kport::bench

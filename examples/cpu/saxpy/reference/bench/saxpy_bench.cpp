@@ -6,6 +6,7 @@
 // Without NVTX_INJECTION64_PATH the NVTX calls do nothing.
 #include "saxpy.hpp"
 
+#include "kport/check_record.hpp"
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
@@ -64,7 +65,9 @@ private:
 
 void make_inputs(const config& c, float& a, std::vector<float>& x,
                  std::vector<float>& y) {
-  rng gen{c.seed};
+  // kport's secret round seed (KPORT_SEED) mixed in: no round draws the
+  // inputs of another.
+  rng gen{kport::bench::mix_seed(c.seed, kport::bench::round_seed())};
   a = gen.uniform(-4.0f, 4.0f);
   for (auto& e : x)
     e = gen.uniform(-1.0f, 1.0f);
@@ -84,6 +87,11 @@ int main() {
   std::printf("saxpy bench: %d iterations per config, median wall time\n",
               iterations);
   for (const config& c : configs) {
+    // The digests' seed (sampled elements): the one both sides agree on.
+    const auto seed = kport::bench::mix_seed(kport::bench::config_seed(c.id),
+                                             kport::bench::round_seed());
+    const std::vector<std::int64_t> shape{static_cast<std::int64_t>(c.n)};
+    std::vector<kport::bench::output_call> calls;
     const std::string range = std::string("kport:") + c.id;
     float a = 0;
     std::vector<float> x(c.n), y(c.n);
@@ -101,8 +109,22 @@ int main() {
       us.push_back(
           std::chrono::duration<double, std::micro>(stop - start).count());
       checksum += y[c.n / 2];
+      // Every call's output, digested outside the timed range (KPORT_CHECK).
+      calls.push_back(
+          {it + 1,
+           {kport::bench::call_digest_of(y.data(), kport::bench::dtype::float32,
+                                         shape, seed)}});
     }
     std::sort(us.begin(), us.end());
+    auto line = kport::bench::check_record(
+        c.id, "saxpy", seed,
+        {kport::bench::output_digest(y.data(), kport::bench::dtype::float32,
+                                     shape, seed)},
+        {}, calls, kport::bench::round_seed(), {});
+    if (!kport::bench::append_check(line)) {
+      std::fprintf(stderr, "saxpy bench: cannot append to KPORT_CHECK\n");
+      return 1;
+    }
     std::printf("  %-12s %10.1f us  (min %.1f us)\n", c.id, us[us.size() / 2],
                 us.front());
   }

@@ -6,6 +6,7 @@
 // Without NVTX_INJECTION64_PATH the NVTX calls do nothing.
 #include "softmax.hpp"
 
+#include "kport/check_record.hpp"
 #include <nvtx3/nvToolsExt.h>
 
 #include <algorithm>
@@ -64,7 +65,9 @@ private:
 };
 
 void make_inputs(const config& c, std::vector<float>& x) {
-  rng gen{c.seed};
+  // kport's secret round seed (KPORT_SEED) mixed in: no round draws the
+  // inputs of another.
+  rng gen{kport::bench::mix_seed(c.seed, kport::bench::round_seed())};
   for (auto& e : x)
     e = gen.uniform(-8.0f, 8.0f);
 }
@@ -81,6 +84,12 @@ int main() {
   std::printf("softmax bench: %d iterations per config, median wall time\n",
               iterations);
   for (const config& c : configs) {
+    // The digests' seed (sampled elements): the one both sides agree on.
+    const auto seed = kport::bench::mix_seed(kport::bench::config_seed(c.id),
+                                             kport::bench::round_seed());
+    const std::vector<std::int64_t> shape{static_cast<std::int64_t>(c.rows),
+                                          static_cast<std::int64_t>(c.cols)};
+    std::vector<kport::bench::output_call> calls;
     const std::string range = std::string("kport:") + c.id;
     std::vector<float> x(c.rows * c.cols), y(c.rows * c.cols);
     make_inputs(c, x);
@@ -97,8 +106,22 @@ int main() {
       us.push_back(
           std::chrono::duration<double, std::micro>(stop - start).count());
       checksum += y[y.size() / 2];
+      // Every call's output, digested outside the timed range (KPORT_CHECK).
+      calls.push_back(
+          {it + 1,
+           {kport::bench::call_digest_of(y.data(), kport::bench::dtype::float32,
+                                         shape, seed)}});
     }
     std::sort(us.begin(), us.end());
+    auto line = kport::bench::check_record(
+        c.id, "softmax", seed,
+        {kport::bench::output_digest(y.data(), kport::bench::dtype::float32,
+                                     shape, seed)},
+        {}, calls, kport::bench::round_seed(), {});
+    if (!kport::bench::append_check(line)) {
+      std::fprintf(stderr, "softmax bench: cannot append to KPORT_CHECK\n");
+      return 1;
+    }
     std::printf("  %-12s %10.1f us  (min %.1f us)\n", c.id, us[us.size() / 2],
                 us.front());
   }
