@@ -1,5 +1,6 @@
 // kport: the command line, a thin shell over engine.
 
+#include "cli/init_command.hpp"
 #include "cli/run_command.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_quote.hpp"
@@ -256,6 +257,9 @@ int main(int argc, char** argv) {
   ir_cmd->footer("Exit status: 0 PASS, 2 PASS_WITH_NOTES, 1 FAIL, 3 "
                  "unreadable input.");
 
+  kport::cli::init_commands init_cmds;
+  init_cmds.add_to(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -264,6 +268,8 @@ int main(int argc, char** argv) {
   }
   if (run_cmd->parsed())
     return kport::cli::run_command(run);
+  if (int rc = init_cmds.dispatch(); rc >= 0)
+    return rc;
   if (print_cmd->parsed())
     return print_schema(schema_name);
   if (check_cmd->parsed())

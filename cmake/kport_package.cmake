@@ -34,3 +34,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 # Depends: from what the binaries link (libcaf-core0.17, libspdlog1.10, ...).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 include(CPack)
+
+# The profiles tree (spec templates, IR policies, stage contracts, agent
+# adapters): built into kport, and installed for users to read, copy and
+# point KPORT_PROFILES at.
+install(DIRECTORY ${KPORT_SOURCE_ROOT}/profiles/ DESTINATION share/kport/profiles
+  USE_SOURCE_PERMISSIONS)

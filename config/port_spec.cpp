@@ -1,5 +1,6 @@
 #include "kport/port_spec.hpp"
 
+#include "config/profiles.hpp"
 #include "config/toml_reader.hpp"
 #include "core/atomic_file.hpp"
 #include "pipeline/pipeline_table.hpp"
@@ -54,6 +55,20 @@ port_side read_side(toml_reader& r, const std::string& base, bool reference) {
 agent_config read_agent(toml_reader& r, const agent_config& defaults,
                         const std::string& base) {
   agent_config a = defaults;
+  // An adapter is an exec configuration kept as data (profiles/adapters/):
+  // its command, environment and usage patterns; keys given here win.
+  if (r.has("adapter")) {
+    auto name = r.string("adapter", "");
+    auto ad = load_adapter(name);
+    if (!ad)
+      r.fail_at("adapter", ad.err().message);
+    a.adapter = name;
+    a.driver = "exec";
+    a.command = ad->command;
+    a.usage = ad->usage;
+    for (auto& kv : ad->env)
+      a.env.push_back(kv);
+  }
   a.driver = r.string("driver", a.driver);
   if (a.driver != "exec" && a.driver != "builtin" && a.driver != "replay")
     r.fail_at("driver",
@@ -95,6 +110,10 @@ port_spec decode(const toml::table& t, const std::string& name,
   toml_reader r{t, name, ""};
   s.op = r.required_string("operator");
   s.description = r.string("description", "");
+  s.profile = r.string("profile", "");
+  if (!s.profile.empty())
+    if (auto p = load_profile(s.profile); !p)
+      r.fail_at("profile", p.err().message);
   auto* ref = r.table("reference");
   if (!ref)
     r.fail_at("reference", "is required: a table with at least `dir`");
@@ -107,6 +126,15 @@ port_spec decode(const toml::table& t, const std::string& name,
   auto tr = r.sub("target", *tgt);
   s.workspace = absolute(dir, tr.string("workspace", ""));
   s.target = read_side(tr, dir, false);
+  s.repo = absolute(dir, tr.string("repo", ""));
+  if (!s.repo.empty() && !fs::exists(fs::path{s.repo} / ".git"))
+    tr.fail_at("repo", fmt::format("names `{}`, which is not a git repository "
+                                   "(no .git)",
+                                   s.repo));
+  s.hide = tr.strings("hide");
+  if (!s.hide.empty() && s.repo.empty())
+    tr.fail_at("hide", "needs `repo`: it hides files of the repository's "
+                       "worktree");
   if (s.target.test.empty())
     tr.fail_at("test", "is required: the real test suite, an argv list");
   tr.finish();
@@ -169,6 +197,9 @@ port_spec decode(const toml::table& t, const std::string& name,
   } else {
     s.default_agent = defaults;
   }
+  s.default_agent.profile = s.profile;
+  for (auto& [stage, a] : s.agents)
+    a.profile = s.profile;
   for (auto& st : cfg.pipeline->stages)
     if (!st.is_gate())
       check_agent(r, fmt::format("agents.{}", st.name), s.agent_for(st.name));
