@@ -1,6 +1,8 @@
 #include "actors/port_actor.hpp"
 
 #include "actors/attempt.hpp"
+#include "agents/repo_workspace.hpp"
+#include "agents/usage.hpp"
 #include "core/atomic_file.hpp"
 #include "evidence/artifact_store.hpp"
 #include "messages/diagnose_ir_generated.h"
@@ -216,6 +218,7 @@ void finish(self_ptr self, msg::FinalState state, std::string reason) {
   v.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                            st.started)
                  .count();
+  agents::finish_workspace(*st.spec, st.job_dir, st.workspace, v);
   flatbuffers::FlatBufferBuilder fbb;
   msg::FinishFinalVerdictBuffer(fbb, msg::FinalVerdict::Pack(fbb, &v));
   auto bin = binary_of(fbb);
@@ -265,6 +268,11 @@ void on_outcome(self_ptr self, const msg::StageOutcome& out) {
   st.history.push_back(std::move(t));
   st.previous_stage = o.stage;
   publish_state(self);
+  auto& table = *st.env->cfg->pipeline;
+  if (!r.final())
+    if (auto over = agents::over_budget(agents::job_usage(st.job_dir),
+                                        table.max_cost_usd, table.max_tokens))
+      return finish(self, msg::FinalState::REJECTED, *over);
   if (r.final())
     finish(self, r.next.final, r.reason);
   else
@@ -313,12 +321,9 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
       [=](start_atom) {
         auto& st = self->state;
         std::error_code ec;
-        fs::create_directories(st.workspace, ec);
-        if (ec) {
-          finish(self, msg::FinalState::BLOCKED,
-                 fmt::format("cannot create the workspace `{}`: "
-                             "{}",
-                             st.workspace, ec.message()));
+        if (auto ws = agents::prepare_workspace(*st.spec, st.job, st.workspace);
+            !ws) {
+          finish(self, msg::FinalState::BLOCKED, ws.err().message);
           return;
         }
         if (!st.spec->path.empty())

@@ -27,6 +27,7 @@ struct agent_invocation {
   std::string workspace;   ///< KPORT_WORKSPACE
   std::string schema_path; ///< KPORT_SCHEMA
   std::string log_path;    ///< the agent's stdout and stderr
+  std::string prompt_path; ///< KPORT_PROMPT: contract, task and evidence
   std::size_t log_limit = 0;
   std::chrono::milliseconds timeout{0};
   const agent_config* agent = nullptr;
