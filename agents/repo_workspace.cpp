@@ -107,6 +107,14 @@ result<void> prepare_workspace(const port_spec& spec, const std::string& job,
   if (fs::exists(workspace) && fs::is_empty(workspace, ec))
     fs::remove(workspace, ec);
   auto branch = job_branch(spec, job);
+  if (git(spec.repo,
+          {"rev-parse", "--verify", "--quiet", "refs/heads/" + branch}))
+    return fail(error_code::config,
+                fmt::format("branch {} already exists in {} (an earlier run "
+                            "with the same job id?): kport does not reuse "
+                            "it; delete it (git branch -D {}) or run with "
+                            "the runs folder that made it",
+                            branch, spec.repo, branch));
   if (auto r =
           git(spec.repo, {"worktree", "add", "-b", branch, workspace, "HEAD"});
       !r)
