@@ -66,7 +66,7 @@ struct adapters_test : ::testing::Test {
                    double timeout_s = 30) {
     auto text = fmt::format(
         R"(operator = "tiny_add"
-profile = "cuda-cuda"
+profile = "triton-cuda"
 [reference]
 dir = {ref}
 bench = {ref_bench}
