@@ -170,6 +170,16 @@ void finish_workspace(const port_spec& spec, const std::string& job_dir,
     v.usage->cost_usd = total.cost_usd;
     v.usage->has_tokens = total.has_tokens;
     v.usage->has_cost = total.has_cost;
+    for (auto& [dir, u] : attempt_usages(job_dir)) {
+      auto a = std::make_unique<msg::AttemptUsageT>();
+      a->attempt_dir = dir;
+      a->input_tokens = u.input_tokens;
+      a->output_tokens = u.output_tokens;
+      a->cost_usd = u.cost_usd;
+      a->has_tokens = u.has_tokens;
+      a->has_cost = u.has_cost;
+      v.usage->per_attempt.push_back(std::move(a));
+    }
   }
   if (spec.repo.empty() || !fs::exists(fs::path{workspace} / ".git"))
     return;

@@ -2,6 +2,7 @@
 
 #include "core/atomic_file.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
@@ -84,8 +85,9 @@ result<void> write_usage(const std::string& attempt_dir, const agent_usage& u,
       (fs::path{attempt_dir} / "usage.json").string(), usage_json(u, adapter));
 }
 
-agent_usage job_usage(const std::string& job_dir) {
-  agent_usage total;
+std::vector<std::pair<std::string, agent_usage>>
+attempt_usages(const std::string& job_dir) {
+  std::vector<std::pair<std::string, agent_usage>> out;
   std::error_code ec;
   for (auto& e : fs::directory_iterator{job_dir, ec}) {
     auto file = e.path() / "usage.json";
@@ -94,13 +96,30 @@ agent_usage job_usage(const std::string& job_dir) {
     auto text = core::read_file(file.string(), 1u << 16);
     if (!text)
       continue;
-    ++total.attempts;
+    agent_usage u;
+    u.attempts = 1;
     if (auto v = field_of(*text, "input_tokens"))
-      total.input_tokens += *v, total.has_tokens = true;
+      u.input_tokens = *v, u.has_tokens = true;
     if (auto v = field_of(*text, "output_tokens"))
-      total.output_tokens += *v, total.has_tokens = true;
+      u.output_tokens = *v, u.has_tokens = true;
     if (auto v = field_of(*text, "cost_usd"))
-      total.cost_usd += *v, total.has_cost = true;
+      u.cost_usd = *v, u.has_cost = true;
+    out.emplace_back(e.path().filename().string(), u);
+  }
+  std::sort(out.begin(), out.end(),
+            [](auto& a, auto& b) { return a.first < b.first; });
+  return out;
+}
+
+agent_usage job_usage(const std::string& job_dir) {
+  agent_usage total;
+  for (auto& [dir, u] : attempt_usages(job_dir)) {
+    total.attempts += 1;
+    total.input_tokens += u.input_tokens;
+    total.output_tokens += u.output_tokens;
+    total.cost_usd += u.cost_usd;
+    total.has_tokens |= u.has_tokens;
+    total.has_cost |= u.has_cost;
   }
   return total;
 }

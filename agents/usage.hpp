@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kport::agents {
@@ -33,6 +34,10 @@ std::string usage_json(const agent_usage& u, std::string_view adapter);
 /// Writes usage.json into the attempt folder (atomically).
 result<void> write_usage(const std::string& attempt_dir, const agent_usage& u,
                          std::string_view adapter);
+
+/// Each attempt folder of a job with a usage.json, in folder order.
+std::vector<std::pair<std::string, agent_usage>>
+attempt_usages(const std::string& job_dir);
 
 /// The sum over every attempt folder of a job that has a usage.json.
 agent_usage job_usage(const std::string& job_dir);

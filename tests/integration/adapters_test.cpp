@@ -149,42 +149,59 @@ TEST_F(adapters_test,
   }
 }
 
+/// The number after `"key": ` at its first occurrence from `from`.
+double number_after(const std::string& text, const std::string& key,
+                    std::size_t from = 0) {
+  auto at = text.find("\"" + key + "\": ", from);
+  if (at == std::string::npos)
+    return -1;
+  return std::stod(text.substr(at + key.size() + 4));
+}
+
 TEST_F(adapters_test, usage_reports_are_read_in_each_clis_format) {
-  // Four agent attempts (analyze, translate, integrate; a pass needs no
-  // diagnosis): the job sums what each attempt's CLI reported.
+  // Every attempt of the fake CLI reports the same figures in its CLI's
+  // format; the job sums them over its agent attempts (3 on the plain path,
+  // more when a slow host sends it through diagnose_perf).
   struct expect {
     std::string adapter;
-    const char* tokens_in;
-    const char* tokens_out;
-    const char* cost;
+    double tokens_in, tokens_out, cost; ///< per attempt; cost < 0: none
   };
   for (auto& e : std::vector<expect>{
-           {"claude-code", "3000", "600", "0.75"},
-           {"codex", "3000", "600", nullptr},
-           {"gemini", "3000", "600", nullptr},
-           {"aider", "3000", "600", "0.045"},
+           {"claude-code", 1000, 200, 0.25},
+           {"codex", 1000, 200, -1},
+           {"gemini", 1000, 200, -1},
+           {"aider", 1000, 200, 0.015},
        }) {
     SCOPED_TRACE(e.adapter);
     auto r = run(spec(e.adapter));
     ASSERT_EQ(r.state, final_state::accepted) << describe(r);
     auto verdict = read_text(r.evidence + "/verdict.json");
-    EXPECT_TRUE(
-        contains(verdict, fmt::format("\"input_tokens\": {}", e.tokens_in)))
+    auto usage = verdict.find("\"usage\": {");
+    ASSERT_NE(usage, std::string::npos) << verdict;
+    auto n = number_after(verdict, "attempts", usage);
+    EXPECT_GE(n, 3) << verdict;
+    EXPECT_DOUBLE_EQ(number_after(verdict, "input_tokens", usage),
+                     n * e.tokens_in)
         << verdict;
-    EXPECT_TRUE(
-        contains(verdict, fmt::format("\"output_tokens\": {}", e.tokens_out)))
+    EXPECT_DOUBLE_EQ(number_after(verdict, "output_tokens", usage),
+                     n * e.tokens_out)
         << verdict;
-    if (e.cost)
-      EXPECT_TRUE(contains(verdict, fmt::format("\"cost_usd\": {}", e.cost)))
+    if (e.cost > 0)
+      EXPECT_NEAR(number_after(verdict, "cost_usd", usage), n * e.cost, 1e-9)
           << verdict;
     else
       EXPECT_TRUE(contains(verdict, "\"has_cost\": false")) << verdict;
+    // And each attempt apart, by its folder.
+    EXPECT_TRUE(contains(verdict, "\"attempt_dir\": \"02-translate-1\""))
+        << verdict;
+    EXPECT_TRUE(contains(verdict, "\"input_tokens\": 1000")) << verdict;
   }
 }
 
 TEST_F(adapters_test, over_budget_ends_the_job_rejected_and_leaves_the_branch) {
   auto r = run(spec("claude-code"), "[pipeline]\nmax_cost_usd = 0.6\n");
   ASSERT_EQ(r.state, final_state::rejected) << describe(r);
+  // 0.25 an attempt: over 0.6 after the third agent attempt.
   EXPECT_TRUE(r.reason.starts_with("budget: ")) << r.reason;
   EXPECT_TRUE(contains(r.reason, "$0.7500")) << r.reason;
   EXPECT_TRUE(contains(r.reason, "uncommitted on branch kport/tiny_add/"))
