@@ -56,6 +56,7 @@ void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
                         std::chrono::duration<double>(plan.def.deadline));
   inv.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(limit);
   inv.cancel = plan.cancel.get();
+  inv.max_attempts = plan.def.max_attempts;
   auto ran = agents::run_agent(inv, *plan.env->agents);
   if (!ran) {
     report(self, port, plan, msg::Verdict::AGENT_ERROR, {}, ran.err().message,

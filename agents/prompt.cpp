@@ -74,6 +74,10 @@ std::string render_prompt(const prompt_parts& p) {
                      "check {} FILE`.\n\n",
                      lits, p.schema_name);
   out += "## Limits\n\n";
+  if (p.max_attempts > 0)
+    out += fmt::format("- This is attempt {} of at most {} of this stage in "
+                       "this job; past the cap the job ends REJECTED.\n",
+                       p.attempt, p.max_attempts);
   out += fmt::format("- This attempt is killed with its process group after "
                      "{:g} s; the stage and the job have their own caps and "
                      "deadlines (an attempt that writes no valid artifact "
@@ -87,6 +91,7 @@ result<std::string> write_prompt(const agent_invocation& inv) {
   p.stage = inv.stage;
   p.attempt = inv.attempt;
   p.timeout_s = std::chrono::duration<double>(inv.timeout).count();
+  p.max_attempts = inv.max_attempts;
   p.workspace = inv.workspace;
   p.result_path = inv.result_path;
   auto profile = inv.agent ? inv.agent->profile : std::string{};

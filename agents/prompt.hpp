@@ -13,6 +13,7 @@ struct prompt_parts {
   std::string stage;
   int attempt = 0;
   double timeout_s = 0;
+  int max_attempts = 0;  ///< the stage's cap (0: not known)
   std::string contract;  ///< the stage's contract (profile's or common)
   std::string rules;     ///< contracts/rules.md
   std::string task_json; ///< the task as kport wrote it (KPORT_TASK)

@@ -91,6 +91,7 @@ TEST(prompt, renders_contract_task_evidence_schema_and_limits) {
   p.stage = "translate";
   p.attempt = 2;
   p.timeout_s = 90;
+  p.max_attempts = 3;
   p.contract = "# Stage contract: translate\n";
   p.rules = "## Rules (every stage)\n";
   p.task_json = "{\"job\": \"j\"}";
@@ -102,10 +103,11 @@ TEST(prompt, renders_contract_task_evidence_schema_and_limits) {
   p.gate_report_path = "/r/report.json";
   p.gate_report = "{\"verdict\": \"FAIL\"}";
   auto text = render_prompt(p);
-  for (auto part : {"# Stage contract: translate", "## Rules", "attempt 2",
-                    "`/a/result.json`", "{\"job\": \"j\"}", "/r/report.json",
-                    "{\"verdict\": \"FAIL\"}", "table TranslateResult",
-                    "`COMPILED`, `BLOCKED`", "after 90 s"})
+  for (auto part :
+       {"# Stage contract: translate", "## Rules", "attempt 2",
+        "`/a/result.json`", "{\"job\": \"j\"}", "/r/report.json",
+        "{\"verdict\": \"FAIL\"}", "table TranslateResult",
+        "`COMPILED`, `BLOCKED`", "after 90 s", "attempt 2 of at most 3"})
     EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
 }
 
