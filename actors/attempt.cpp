@@ -78,6 +78,7 @@ void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
                         std::chrono::duration<double>(plan.def.deadline));
   inv.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(limit);
   inv.cancel = plan.cancel.get();
+  inv.max_attempts = plan.def.max_attempts;
   // kport's copy of the task: unconfined, an agent could rewrite the file
   // and leave a forged task as evidence.
   auto task = core::read_file(inv.task_path, 16u << 20);

@@ -3,6 +3,8 @@
 #include "core/confinement.hpp"
 
 #include "actors/attempt.hpp"
+#include "agents/repo_workspace.hpp"
+#include "agents/usage.hpp"
 #include "core/atomic_file.hpp"
 #include "core/confinement.hpp"
 #include "evidence/artifact_store.hpp"
@@ -273,6 +275,7 @@ void finish(self_ptr self, msg::FinalState state, std::string reason,
   v.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                            st.started)
                  .count();
+  agents::finish_workspace(*st.spec, st.job_dir, st.workspace, v);
   auto pack_verdict = [&] {
     flatbuffers::FlatBufferBuilder fbb;
     msg::FinishFinalVerdictBuffer(fbb, msg::FinalVerdict::Pack(fbb, &v));
@@ -344,6 +347,10 @@ void on_outcome(self_ptr self, const msg::StageOutcome& out) {
     ++st.progress.repair_cycles;
   st.history.push_back(transition_message(t));
   publish_state(self);
+  auto& table = *st.env->cfg->pipeline;
+  if (auto over = agents::over_budget(agents::job_usage(st.job_dir),
+                                      table.max_cost_usd, table.max_tokens))
+    return finish(self, msg::FinalState::REJECTED, *over);
   launch(self, r.next.stage);
 }
 
@@ -428,12 +435,9 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
       [=](start_atom) {
         auto& st = self->state;
         std::error_code ec;
-        fs::create_directories(st.workspace, ec);
-        if (ec) {
-          finish(self, msg::FinalState::BLOCKED,
-                 fmt::format("cannot create the workspace `{}`: "
-                             "{}",
-                             st.workspace, ec.message()));
+        if (auto ws = agents::prepare_workspace(*st.spec, st.job, st.workspace);
+            !ws) {
+          finish(self, msg::FinalState::BLOCKED, ws.err().message);
           return;
         }
         auto m = evidence::record_manifest(*st.spec, st.workspace, st.job_dir,

@@ -1,5 +1,7 @@
 #include "agents/agent_driver.hpp"
 
+#include "agents/prompt.hpp"
+#include "agents/usage.hpp"
 #include "core/atomic_file.hpp"
 #include "core/process_runner.hpp"
 
@@ -34,6 +36,18 @@ result<void> run_exec(const agent_invocation& inv,
   core::process_spec p;
   p.box = box;
   p.argv = inv.agent->command;
+  // An adapter's command carries the prompt: as text or as the file.
+  std::string prompt_text;
+  for (auto& a : p.argv)
+    if (a.find("{prompt}") != std::string::npos && prompt_text.empty())
+      if (auto t = core::read_file(inv.prompt_path, 4u << 20))
+        prompt_text = std::move(*t);
+  for (auto& a : p.argv) {
+    if (a == "{prompt}")
+      a = prompt_text;
+    else if (a == "{prompt_file}")
+      a = inv.prompt_path;
+  }
   p.cwd = inv.workspace;
   p.log_path = inv.log_path;
   p.log_limit = inv.log_limit;
@@ -46,10 +60,16 @@ result<void> run_exec(const agent_invocation& inv,
       {"KPORT_RESULT", inv.result_path},
       {"KPORT_WORKSPACE", inv.workspace},
       {"KPORT_SCHEMA", inv.schema_path},
+      {"KPORT_PROMPT", inv.prompt_path},
   };
   for (auto& kv : inv.agent->env)
     p.env.push_back(kv);
   auto out = core::run_process(p, inv.cancel);
+  // What the CLI says it used, whatever became of the attempt.
+  if (!inv.agent->usage.empty())
+    if (auto log = core::read_file(inv.log_path, 64u << 20))
+      (void)write_usage(inv.attempt_dir, parse_usage(*log, inv.agent->usage),
+                        inv.agent->adapter);
   if (!out)
     return agent_failure(out.err().message);
   if (out->cancelled)
@@ -137,10 +157,17 @@ result<void> run_agent(const agent_invocation& inv,
   if (inv.cancel && inv.cancel->cancelled())
     return fail(error_code::cancelled, "the agent was cancelled");
   auto& driver = inv.agent->driver;
-  if (driver == "exec")
-    return run_exec(inv, box);
-  if (driver == "builtin")
-    return run_builtin(inv, registry);
+  if (driver == "exec" || driver == "builtin") {
+    // prompt.md: contract, task and evidence, for any CLI to be pointed at.
+    auto with_prompt = inv;
+    auto prompt = write_prompt(inv);
+    if (!prompt)
+      return agent_failure(
+          fmt::format("cannot write the prompt: {}", prompt.err().message));
+    with_prompt.prompt_path = *prompt;
+    return driver == "exec" ? run_exec(with_prompt, box)
+                            : run_builtin(with_prompt, registry);
+  }
   if (driver == "replay")
     return run_replay(inv);
   return agent_failure(fmt::format("unknown agent driver `{}`", driver));

@@ -1,6 +1,7 @@
 // kport: the command line, a thin shell over engine.
 
 #include "cli/daemon_commands.hpp"
+#include "cli/init_command.hpp"
 #include "cli/run_command.hpp"
 #include "core/atomic_file.hpp"
 #include "core/confinement.hpp"
@@ -288,6 +289,8 @@ int main(int argc, char** argv) {
                  "unreadable input.");
 
   kport::cli::add_daemon_commands(app, daemon_opts);
+  kport::cli::init_commands init_cmds;
+  init_cmds.add_to(app);
 
   try {
     app.parse(argc, argv);
@@ -297,6 +300,8 @@ int main(int argc, char** argv) {
   }
   if (run_cmd->parsed())
     return kport::cli::run_command(run);
+  if (int rc = init_cmds.dispatch(); rc >= 0)
+    return rc;
   if (print_cmd->parsed())
     return print_schema(schema_name);
   if (check_cmd->parsed())

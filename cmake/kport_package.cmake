@@ -38,3 +38,9 @@ include(CPack)
 # The daemon's systemd unit (packaging/kport.service).
 install(FILES ${CMAKE_CURRENT_LIST_DIR}/../packaging/kport.service
   DESTINATION lib/systemd/system)
+
+# The profiles tree (spec templates, IR policies, stage contracts, agent
+# adapters): built into kport, and installed for users to read, copy and
+# point KPORT_PROFILES at.
+install(DIRECTORY ${KPORT_SOURCE_ROOT}/profiles/ DESTINATION share/kport/profiles
+  USE_SOURCE_PERMISSIONS)

@@ -120,6 +120,12 @@ pipeline::pipeline_table read_pipeline_table(toml_reader& r) {
     r.fail_at("job_deadline_s",
               "must be a finite number of seconds, at least 1");
   t.job_deadline = std::chrono::seconds{static_cast<long>(deadline)};
+  t.max_cost_usd = r.number("max_cost_usd", 0);
+  if (!(t.max_cost_usd >= 0))
+    r.fail_at("max_cost_usd", "must be 0 (no limit) or more (US dollars)");
+  t.max_tokens = r.integer("max_tokens", 0);
+  if (t.max_tokens < 0)
+    r.fail_at("max_tokens", "must be 0 (no limit) or more");
   auto* stages = r.table("stages");
   if (!stages)
     r.fail_at("stages", "is required: a table of stages");

@@ -1,5 +1,6 @@
 #include "kport/port_spec.hpp"
 
+#include "config/profiles.hpp"
 #include "config/toml_reader.hpp"
 #include "core/atomic_file.hpp"
 #include "core/confinement.hpp"
@@ -79,6 +80,20 @@ port_side read_side(toml_reader& r, const std::string& base, bool reference) {
 agent_config read_agent(toml_reader& r, const agent_config& defaults,
                         const std::string& base) {
   agent_config a = defaults;
+  // An adapter is an exec configuration kept as data (profiles/adapters/):
+  // its command, environment and usage patterns; keys given here win.
+  if (r.has("adapter")) {
+    auto name = r.string("adapter", "");
+    auto ad = load_adapter(name);
+    if (!ad)
+      r.fail_at("adapter", ad.err().message);
+    a.adapter = name;
+    a.driver = "exec";
+    a.command = ad->command;
+    a.usage = ad->usage;
+    for (auto& kv : ad->env)
+      a.env.push_back(kv);
+  }
   a.driver = r.string("driver", a.driver);
   if (a.driver != "exec" && a.driver != "builtin" && a.driver != "replay")
     r.fail_at("driver",
@@ -151,6 +166,10 @@ port_spec decode(const toml::table& t, const std::string& name,
   toml_reader r{t, name, ""};
   s.op = r.required_string("operator");
   s.description = r.string("description", "");
+  s.profile = r.string("profile", "");
+  if (!s.profile.empty())
+    if (auto p = load_profile(s.profile); !p)
+      r.fail_at("profile", p.err().message);
   auto* ref = r.table("reference");
   if (!ref)
     r.fail_at("reference", "is required: a table with at least `dir`");
@@ -194,6 +213,15 @@ port_spec decode(const toml::table& t, const std::string& name,
                fmt::format("is `{}`: use \"none\" (the suite may not call "
                            "the reference) or \"reference\"",
                            s.target.test_oracle));
+  s.repo = absolute(dir, tr.string("repo", ""));
+  if (!s.repo.empty() && !fs::exists(fs::path{s.repo} / ".git"))
+    tr.fail_at("repo", fmt::format("names `{}`, which is not a git repository "
+                                   "(no .git)",
+                                   s.repo));
+  s.hide = tr.strings("hide");
+  if (!s.hide.empty() && s.repo.empty())
+    tr.fail_at("hide", "needs `repo`: it hides files of the repository's "
+                       "worktree");
   if (s.target.test.empty())
     tr.fail_at("test", "is required: the real test suite, an argv list");
   tr.finish();
@@ -269,6 +297,9 @@ port_spec decode(const toml::table& t, const std::string& name,
   } else {
     s.default_agent = defaults;
   }
+  s.default_agent.profile = s.profile;
+  for (auto& [stage, a] : s.agents)
+    a.profile = s.profile;
   for (auto& st : cfg.pipeline->stages)
     if (!st.is_gate())
       check_agent(r, fmt::format("agents.{}", st.name), s.agent_for(st.name));

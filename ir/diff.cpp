@@ -1,5 +1,6 @@
 #include "ir/diff.hpp"
 
+#include "ir/features.hpp"
 #include "ir/mlir_parser.hpp"
 #include "ir/normalize.hpp"
 #include "ir/ptx_parser.hpp"
@@ -211,6 +212,8 @@ function_report compare(const norm_function& fa, const norm_function& fb,
     else
       r.info.push_back(msg);
   }
+  for (const auto& f : pol.features)
+    compare_feature(f, fa.root, fb.root, r.failures, r.notes);
   if (fa.dropped_constants || fb.dropped_constants)
     r.info.push_back(
         "dead constants dropped: " + std::to_string(fa.dropped_constants) +

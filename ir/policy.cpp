@@ -112,6 +112,61 @@ kport::result<void> read_class(const std::string& source, const toml::table& t,
   return {};
 }
 
+kport::result<void> read_feature(const std::string& source,
+                                 const toml::table& t, std::size_t index,
+                                 feature& f) {
+  const std::string prefix = "feature[" + std::to_string(index) + "].";
+  bool has_name = false, has_ops = false;
+  for (const auto& [k, v] : t) {
+    std::string key(k.str());
+    auto bad = [&](const char* what) {
+      return policy_error(where(source, v) + ": key `" + prefix + key +
+                          "` must be " + what);
+    };
+    if (key == "name" || key == "types" || key == "key") {
+      auto s = v.value<std::string>();
+      if (!s || (key != "types" && s->empty()))
+        return bad("a non-empty string");
+      if (key == "key" && *s != "count" && *s != "op" && *s != "shapes" &&
+          *s != "acc_type" && !s->starts_with("attr:"))
+        return bad("one of \"count\", \"op\", \"shapes\", "
+                   "\"acc_type\", \"attr:GLOB\"");
+      (key == "name" ? f.name : key == "types" ? f.types : f.key) = *s;
+      has_name |= key == "name";
+    } else if (key == "compare") {
+      auto s = v.value<std::string>();
+      if (!s || (*s != "set" && *s != "counts"))
+        return bad("\"set\" (which keys occur) or \"counts\" (how often "
+                   "each occurs)");
+      f.set = *s == "set";
+    } else if (key == "severity") {
+      auto s = read_severity(source, v, prefix + key);
+      if (!s)
+        return std::move(s).err();
+      f.level = *s;
+    } else if (key == "tolerance") {
+      auto n = v.value<std::int64_t>();
+      if (!n || *n < 0)
+        return bad("a non-negative integer");
+      f.tolerance = static_cast<std::size_t>(*n);
+    } else if (key == "ops") {
+      auto ops = read_strings(source, v, prefix + key);
+      if (!ops)
+        return std::move(ops).err();
+      f.ops = std::move(*ops);
+      has_ops = true;
+    } else {
+      return policy_error(where(source, v) + ": unknown key `" + prefix + key +
+                          "`; a feature has name, ops, types, key, compare, "
+                          "severity and tolerance");
+    }
+  }
+  if (!has_name || !has_ops)
+    return policy_error(where(source, t) + ": feature " +
+                        std::to_string(index) + " needs `name` and `ops`");
+  return {};
+}
+
 kport::result<std::string> read_file(const std::string& path) {
   std::error_code ec;
   auto size = std::filesystem::file_size(path, ec);
@@ -219,6 +274,7 @@ kport::result<policy> parse_policy(std::string_view text,
       return std::move(base).err();
     p.classes = std::move(base->classes);
     p.must_match = std::move(base->must_match);
+    p.features = std::move(base->features);
     p.unclassified = base->unclassified;
     p.name = base->name;
     p.description = base->description;
@@ -271,10 +327,31 @@ kport::result<policy> parse_policy(std::string_view text,
           return std::move(r).err();
         own.push_back(std::move(c));
       }
+    } else if (key == "feature") {
+      const auto* arr = v.as_array();
+      if (!arr)
+        return policy_error(where(source, v) + ": `feature` must be an array "
+                                               "of tables ([[feature]])");
+      std::size_t index = 0;
+      for (const auto& e : *arr) {
+        const auto* t = e.as_table();
+        if (!t)
+          return policy_error(where(source, e) +
+                              ": each `feature` entry must be a table");
+        feature f;
+        auto r = read_feature(source, *t, index++, f);
+        if (!r)
+          return std::move(r).err();
+        // A file's feature replaces the base's of the same name.
+        std::erase_if(p.features,
+                      [&](const feature& o) { return o.name == f.name; });
+        p.features.push_back(std::move(f));
+      }
     } else {
       return policy_error(where(source, v) + ": unknown key `" + key +
                           "`; a policy has name, description, base, "
-                          "unclassified, [attributes] and [[class]]");
+                          "unclassified, [attributes], [[class]] and "
+                          "[[feature]]");
     }
   }
   (void)has_must_match;

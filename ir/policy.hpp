@@ -29,6 +29,26 @@ struct op_class {
   std::vector<std::string> ops; ///< globs on op names; `glob[attr]` needs attr
 };
 
+/// A property of a whole function that both sides must share, tallied over
+/// every op that matches: how many (`key = "count"`), which op names, which
+/// tile shapes, which values of an attribute, which accumulator element
+/// types. What the published Tile IR check (`diff_ir.sh`) compares beyond op
+/// counts: equal sets of tile shapes and reduce identities, flush-to-zero
+/// and approximate rounding per op, hint values, pointer alignment assumes.
+struct feature {
+  std::string name;
+  /// Globs on op names; `glob[attr]` needs the attribute, `glob[attr=v]`
+  /// needs that value.
+  std::vector<std::string> ops;
+  std::string types; ///< optional glob on the op's types text
+  /// count | op | shapes | attr:GLOB (attribute name glob) | acc_type (the
+  /// element type of the op's last type: an mma's accumulator)
+  std::string key = "count";
+  bool set = false; ///< compare which keys occur, not how often
+  severity level = severity::critical;
+  std::size_t tolerance = 0; ///< tolerated: a per-key count difference
+};
+
 /// The rules of the structure gate: op classes, and attributes that must
 /// match on aligned ops. Built-ins `tileir`, `triton`, `ptx`; or a TOML file.
 struct policy {
@@ -37,6 +57,7 @@ struct policy {
   std::string description;
   std::vector<op_class> classes;
   std::vector<std::string> must_match; ///< globs on attribute names
+  std::vector<feature> features;       ///< compared per function pair
   severity unclassified = severity::info;
 
   /// The first class whose patterns match the op, or nullptr.

@@ -59,6 +59,10 @@ struct pipeline_table {
   std::string first;
   int repair_cycles = 0;
   std::chrono::seconds job_deadline{0};
+  /// Per job, over what the agents' CLIs report (0: no limit): over it,
+  /// the job ends REJECTED with reason `budget: ...`.
+  double max_cost_usd = 0;
+  long long max_tokens = 0;
   std::vector<stage_def> stages;
 
   const stage_def* find(std::string_view name) const noexcept;

@@ -27,8 +27,10 @@ struct agent_invocation {
   std::string workspace;   ///< KPORT_WORKSPACE
   std::string schema_path; ///< KPORT_SCHEMA
   std::string log_path;    ///< the agent's stdout and stderr
+  std::string prompt_path; ///< KPORT_PROMPT: contract, task and evidence
   std::size_t log_limit = 0;
   std::chrono::milliseconds timeout{0};
+  int max_attempts = 0; ///< the stage's cap in the pipeline table (0: unsaid)
   const agent_config* agent = nullptr;
   /// Fired when the attempt is cancelled; a builtin agent may poll it
   /// through engine-side helpers, or ignore it and return.

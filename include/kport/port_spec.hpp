@@ -36,6 +36,15 @@ struct port_side {
   std::string test_oracle = "none";
 };
 
+/// How a figure of an agent's usage report is read from its log: the first
+/// capture group of `pattern` (ECMAScript) at each match, a number with an
+/// optional k or M suffix; `sum` adds the matches, else the last one counts.
+struct usage_pattern {
+  std::string field; ///< input_tokens | output_tokens | cost_usd
+  std::string pattern;
+  bool sum = false;
+};
+
 /// How one agent stage is served.
 struct agent_config {
   std::string driver;               ///< exec | builtin | replay
@@ -44,6 +53,9 @@ struct agent_config {
   std::string recording;            ///< replay: absolute folder
   double timeout_s = 0;
   std::vector<std::pair<std::string, std::string>> env;
+  std::string adapter; ///< exec: the agent CLI adapter it came from, if any
+  std::vector<usage_pattern> usage; ///< exec: how to read its usage report
+  std::string profile; ///< whose stage contracts the prompt carries
 };
 
 /// A finding of the static scan the spec accepts, and why.
@@ -87,6 +99,14 @@ struct port_spec {
   const agent_config& agent_for(std::string_view stage) const;
 
   agent_config default_agent;
+
+  std::string profile; ///< the profile the spec came from (its contracts)
+  /// `[target] repo`: the workspace is a git worktree of this repository on
+  /// a branch `kport/<op>/<job>`; empty: a plain folder.
+  std::string repo;
+  /// `[target] hide`: globs (relative to the repo) removed from the
+  /// worktree before the agents see it.
+  std::vector<std::string> hide;
 };
 
 /// Reads a port spec; paths become absolute against the spec's folder.
