@@ -7,6 +7,7 @@
 #include "messages/diagnose_perf_generated.h"
 #include "messages/gate_report_generated.h"
 #include "messages/schema.hpp"
+#include "report/chrome_trace.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -18,6 +19,12 @@ namespace fs = std::filesystem;
 namespace {
 
 using self_ptr = caf::stateful_actor<port_state>*;
+
+std::int64_t unix_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 std::string binary_of(const flatbuffers::FlatBufferBuilder& fbb) {
   return {reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize()};
@@ -105,6 +112,7 @@ void launch(self_ptr self, const std::string& stage) {
   st.progress.start(stage);
   st.stage = stage;
   st.attempt = st.progress.attempts_of(stage);
+  st.attempt_started_ns = unix_ns();
   ++st.seq;
   auto dir = fs::path{st.job_dir} /
              fmt::format("{:02}-{}-{}", st.seq, stage, st.attempt);
@@ -224,6 +232,9 @@ void finish(self_ptr self, msg::FinalState state, std::string reason) {
       !r)
     v.reason += fmt::format(" (verdict.json could not be written: {})",
                             r.err().message);
+  // The job's time line for Perfetto; evidence beside the verdict, so a
+  // failure to write it changes no verdict.
+  (void)report::write_chrome_trace(st.job_dir);
   self->send(st.supervisor,
              final_verdict_msg{std::vector<char>(bin.begin(), bin.end())});
   self->quit();
@@ -262,6 +273,8 @@ void on_outcome(self_ptr self, const msg::StageOutcome& out) {
   t->next = r.next.stage;
   t->final = r.next.final;
   t->reason = o.reason.empty() ? r.reason : o.reason;
+  t->started_ns = st.attempt_started_ns;
+  t->ended_ns = unix_ns();
   st.history.push_back(std::move(t));
   st.previous_stage = o.stage;
   publish_state(self);

@@ -41,6 +41,8 @@ struct port_state {
   caf::actor running;
   bool done = false;
   std::chrono::steady_clock::time_point started;
+  /// When the attempt in flight started (ns since the Unix epoch).
+  std::int64_t attempt_started_ns = 0;
   static inline const char* name = "port_actor";
 };
 

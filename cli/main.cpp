@@ -1,5 +1,6 @@
 // kport: the command line, a thin shell over engine.
 
+#include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
 #include "core/atomic_file.hpp"
 #include "core/json_quote.hpp"
@@ -256,6 +257,8 @@ int main(int argc, char** argv) {
   ir_cmd->footer("Exit status: 0 PASS, 2 PASS_WITH_NOTES, 1 FAIL, 3 "
                  "unreadable input.");
 
+  auto report = kport::cli::add_report_commands(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -279,5 +282,7 @@ int main(int argc, char** argv) {
     return list_devices(devices_config, devices_json);
   if (ir_cmd->parsed())
     return ir_diff(ir_a, ir_b, ir_policy, ir_json);
+  if (auto code = kport::cli::run_report_commands(*report))
+    return *code;
   return 2;
 }

@@ -44,6 +44,7 @@ void add_measured_run(msg::GateReportT& report, const measured_run& run,
   rec.waiting_ns = r->lease.waiting_ns;
   rec.leased_ns = r->lease.leased_ns;
   rec.kernel_ns = r->kernel_ns;
+  rec.ended_ns = r->ended_unix_ns;
 }
 
 std::unique_ptr<msg::TestCountsT> to_message(const test_counts& c) {
