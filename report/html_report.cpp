@@ -142,7 +142,9 @@ std::string performance(const job_report& j) {
            "after the run.</p>" +
            p;
   else
-    out += "<p class=\"muted\">No SM clock recorded (host backend).</p>";
+    out += "<p class=\"muted\">No SM clock in this bundle (the host "
+           "backend records none; a bundle of verdict.json alone keeps no "
+           "runs).</p>";
   if (!j.runs.empty()) {
     out += "<h3>Measured runs</h3><table class=\"runs\"><thead><tr><th>run</th>"
            "<th>device</th><th>exit</th><th>wall</th><th>queued</th>"
@@ -196,7 +198,8 @@ std::string structure(const job_report& j) {
   auto& s = j.structure;
   std::string out = "<h3>Structure</h3>";
   if (!s.present)
-    return out + "<p class=\"muted\">The structure gate did not run.</p>";
+    return out + "<p class=\"muted\">No structure report in this bundle "
+                 "(the job's path below says whether the gate ran).</p>";
   out += fmt::format("<p><b>{}</b>: {}{}</p>", esc(s.verdict), esc(s.reason),
                      s.policy.empty() ? "" : " (policy " + esc(s.policy) + ")");
   if (!s.counts.empty()) {
