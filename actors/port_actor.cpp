@@ -342,6 +342,11 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
         launch(self, resume ? resume->next : st.env->cfg->pipeline->first);
       },
       [=](const stage_outcome_msg& m) { on_outcome(self, *m.get()); },
+      [=](const job_state_msg& m) { // a running gate's progress
+        auto& st = self->state;
+        if (!st.done && m.get()->attempt() == st.attempt)
+          self->send(st.supervisor, m);
+      },
       [=](deadline_atom, int seq) {
         auto& st = self->state;
         if (st.done)

@@ -162,8 +162,12 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
         auto& st = self->state;
         auto* js = m.get();
         auto i = st.jobs.find(js->job()->str());
-        if (i == st.jobs.end() || !js->last())
+        if (i == st.jobs.end())
           return;
+        if (!js->last()) { // progress, no transition: only the subscribers
+          notify(self, caf::make_message(m));
+          return;
+        }
         auto& e = i->second;
         auto* t = js->last();
         e.history.push_back(std::unique_ptr<msg::TransitionT>(t->UnPack()));

@@ -2,6 +2,7 @@
 
 #include "evidence/artifact_store.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -19,6 +20,10 @@ void add_run(msg::GateReportT& report, const std::string& what,
     r->exit_code = o->exit_code;
     r->timed_out = o->timed_out;
     r->wall_ns = static_cast<std::int64_t>(o->wall.count());
+    // Recorded as it ends; a measured run's device sets its own below.
+    r->ended_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
   }
   report.runs.push_back(std::move(r));
 }

@@ -131,7 +131,8 @@ void add_run(builder& b, const attempt_row& a, const run_row& r, int tid) {
     ++b.skipped_runs;
     return;
   }
-  int pid = b.pid_of(r.device.empty() ? "(none)" : r.device);
+  int pid =
+      b.pid_of(r.device.empty() ? "none (kport's own process)" : r.device);
   auto phases = r.queued_ns + r.starting_ns + r.waiting_ns + r.leased_ns;
   auto total = std::max<std::int64_t>(phases, r.wall_ns);
   auto start = r.ended_ns - total;
