@@ -4,6 +4,7 @@
 #include "core/json_quote.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <fmt/format.h>
@@ -51,8 +52,10 @@ double seconds_since(clock::time_point t) {
 /// What the live line of one job says.
 struct job_line {
   clock::time_point started = clock::now(), stage_started = clock::now();
-  std::string stage = "queued", last, final;
+  /// Submitted, first stage not yet ended (no event says when it started).
+  std::string stage = "admitted", last, final;
   int attempt = 0, runs_done = 0, runs_total = 0;
+  std::map<std::string, int> attempts; ///< per stage, the last one seen
 };
 
 /// A line per job, redrawn in place on a terminal (every second, and at
@@ -103,7 +106,11 @@ public:
     } else {
       l.last = fmt::format("{} #{} {}", e.stage, e.attempt, e.verdict);
       l.stage = e.next;
-      l.attempt = e.stage == e.next ? e.attempt + 1 : 0;
+      auto& seen = l.attempts[e.stage];
+      seen = std::max(seen, e.attempt);
+      // The attempt now running; a final state (ACCEPTED, ...) has none.
+      bool final_state = !e.next.empty() && std::isupper(e.next[0]);
+      l.attempt = final_state ? 0 : l.attempts[e.next] + 1;
       l.stage_started = clock::now();
       l.runs_done = l.runs_total = 0;
     }
