@@ -323,6 +323,12 @@ TEST(cli_test, report_and_trace_read_a_finished_run) {
   auto trace = kport({"trace", job});
   EXPECT_EQ(trace.exit_code, 0) << describe(trace);
   EXPECT_TRUE(contains(trace.out, "/trace.json")) << describe(trace);
+  // Every attempt of a fresh run carries when it started and ended.
+  auto json = kport({"report", tmp / "runs", "--json"});
+  EXPECT_EQ(json.exit_code, 0) << describe(json);
+  EXPECT_TRUE(contains(json.out, "\"started_ns\": 1")) << json.out;
+  EXPECT_FALSE(contains(json.out, "\"started_ns\": 0,")) << json.out;
+  EXPECT_FALSE(contains(json.out, "\"ended_ns\": 0,")) << json.out;
   auto none = kport({"report", tmp / "page"});
   EXPECT_EQ(none.exit_code, 1) << describe(none);
   EXPECT_TRUE(contains(none.err, "holds no verdict.json")) << describe(none);
