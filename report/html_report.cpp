@@ -122,7 +122,7 @@ std::string performance(const job_report& j) {
   for (auto& c : j.configs) {
     std::string rounds;
     for (double r : c.round_ratios)
-      rounds += (rounds.empty() ? "" : " ") + num(r);
+      rounds += fmt::format("{}{}", rounds.empty() ? "" : " ", num(r));
     out += fmt::format(
         "<tr{}><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>"
@@ -239,7 +239,8 @@ std::string path(const job_report& j, const html_options& o) {
   for (auto& a : j.attempts) {
     std::string files;
     for (auto& f : a.files)
-      files += (files.empty() ? "" : " ") + link(o, j, a.dir + "/" + f, f);
+      files += fmt::format("{}{}", files.empty() ? "" : " ",
+                           link(o, j, a.dir + "/" + f, f));
     std::string dur =
         a.started_ns && a.ended_ns >= a.started_ns
             ? fmt::format("{:.2f} s",
@@ -250,9 +251,13 @@ std::string path(const job_report& j, const html_options& o) {
         "class=\"num\">{}</td><td>{}{}</td><td>{}</td><td class=\"num\">{}</td>"
         "<td>{}{}</td><td>{}</td></tr>",
         a.gate ? "gate" : "agent", a.seq, esc(a.stage), a.attempt,
-        esc(a.verdict), a.qualifier.empty() ? "" : "." + esc(a.qualifier),
+        esc(a.verdict),
+        a.qualifier.empty() ? std::string{}
+                            : fmt::format(".{}", esc(a.qualifier)),
         esc(a.next), dur, esc(a.reason),
-        a.diagnosis.empty() ? "" : "<br><i>diagnosis:</i> " + esc(a.diagnosis),
+        a.diagnosis.empty()
+            ? std::string{}
+            : fmt::format("<br><i>diagnosis:</i> {}", esc(a.diagnosis)),
         files);
   }
   out += "</tbody></table>";
