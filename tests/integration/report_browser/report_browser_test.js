@@ -34,6 +34,19 @@ async function checkReport(browser, dir, jobName) {
   check(await dots.count() === withGeomean, `${name}: a geomean point per job with one (${withGeomean})`);
   check(withGeomean === 0 || await visible(page.locator('svg.geomean-plot')), `${name}: the geomean plot is drawn`);
 
+  // Filter by state, then sort by geomean, highest first (two clicks: the
+  // first sorts ascending); the rows start in name order.
+  await page.selectOption('#state-filter', 'REJECTED');
+  const rejected = doc.jobs.filter(j => j.state === 'REJECTED').length;
+  check(await page.locator('tr.job-row:visible').count() === rejected,
+        `${name}: the REJECTED filter leaves ${rejected} row(s)`);
+  await page.selectOption('#state-filter', '');
+  await page.click('table#jobs th:has-text("geomean")');
+  await page.click('table#jobs th:has-text("geomean")');
+  const highest = [...doc.jobs].sort((a, b) => (b.geomean ?? -1) - (a.geomean ?? -1))[0].job;
+  const first = await page.locator('tr.job-row').first().getAttribute('data-job');
+  check(first === highest, `${name}: sorting by geomean puts ${highest} first (page: ${first})`);
+
   const job = doc.jobs.find(j => j.job === jobName);
   const section = page.locator(`section.job[id="job-${jobName.replace(/[^A-Za-z0-9]/g, '_')}"]`);
   check(!(await section.isVisible()), `${name}: ${jobName}'s details start closed`);
