@@ -190,7 +190,8 @@ supervisor(supervisor_actor::stateful_pointer<supervisor_state> self,
                    pipeline::to_string(pipeline::from_message(t->qualifier())),
                    e.next.empty() ? std::string{messages::to_string(t->final())}
                                   : e.next,
-                   t->reason() ? t->reason()->str() : ""});
+                   t->reason() ? t->reason()->str() : "",
+                   static_cast<double>(t->started_ns()) / 1e9});
               !r)
             spdlog::error("{}", r.err().message);
         notify(self, caf::make_message(m));

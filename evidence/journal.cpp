@@ -32,6 +32,7 @@ public:
     sqlite3_bind_int(stmt_, i, v);
     return *this;
   }
+  double real(int col) { return sqlite3_column_double(stmt_, col); }
   statement& bind(int i, double v) {
     sqlite3_bind_double(stmt_, i, v);
     return *this;
@@ -78,9 +79,12 @@ result<std::unique_ptr<journal>> journal::open(const std::string& path) {
                     "CREATE TABLE IF NOT EXISTS transitions (job TEXT, seq "
                     "INTEGER, stage TEXT, attempt INTEGER, verdict TEXT, "
                     "qualifier TEXT, next TEXT, reason TEXT, at REAL, "
-                    "PRIMARY KEY (job, seq))"})
+                    "started REAL, PRIMARY KEY (job, seq))"})
     if (auto r = j->exec(sql); !r)
       return std::move(r).err();
+  // A journal from before transitions kept their start: add the column (an
+  // error here only says it is there already).
+  (void)j->exec("ALTER TABLE transitions ADD COLUMN started REAL");
   return j;
 }
 
@@ -110,8 +114,9 @@ result<void> journal::job_started(const std::string& job, const std::string& op,
 }
 
 result<void> journal::transition(const journal_transition& t) {
-  statement s{db_, "INSERT OR REPLACE INTO transitions VALUES (?, ?, ?, ?, ?, "
-                   "?, ?, ?, ?)"};
+  statement s{db_, "INSERT OR REPLACE INTO transitions (job, seq, stage, "
+                   "attempt, verdict, qualifier, next, reason, at, started) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"};
   if (!s.ok() || s.bind(1, t.job)
                          .bind(2, t.seq)
                          .bind(3, t.stage)
@@ -121,6 +126,7 @@ result<void> journal::transition(const journal_transition& t) {
                          .bind(7, t.next)
                          .bind(8, t.reason)
                          .bind(9, now_s())
+                         .bind(10, t.started_s)
                          .step() != SQLITE_DONE)
     return db_error(db_, "recording a transition");
   return {};
@@ -141,14 +147,15 @@ result<void> journal::job_finished(const std::string& job,
 result<std::vector<journal_transition>>
 journal::transitions(const std::string& job) {
   statement s{db_, "SELECT job, seq, stage, attempt, verdict, qualifier, next, "
-                   "reason FROM transitions WHERE job = ? ORDER BY seq"};
+                   "reason, started, at FROM transitions WHERE job = ? ORDER "
+                   "BY seq"};
   if (!s.ok())
     return db_error(db_, "reading transitions");
   s.bind(1, job);
   std::vector<journal_transition> out;
   while (s.step() == SQLITE_ROW)
     out.push_back({s.text(0), s.integer(1), s.text(2), s.integer(3), s.text(4),
-                   s.text(5), s.text(6), s.text(7)});
+                   s.text(5), s.text(6), s.text(7), s.real(8), s.real(9)});
   return out;
 }
 

@@ -20,6 +20,10 @@ struct journal_transition {
   std::string qualifier;
   std::string next;
   std::string reason;
+  /// When the attempt started (Unix seconds; 0: not recorded). When it
+  /// ended is `ended_s`, the time the transition was recorded.
+  double started_s = 0;
+  double ended_s = 0; ///< read back only
 };
 
 /// The durable record of every job and transition: an SQLite file, so a
