@@ -135,8 +135,8 @@ void gate_attempt(caf::blocking_actor* self, attempt_plan plan,
   ctx.manifest = plan.manifest;
   auto pool = plan.env->pool;
   auto cancel = plan.cancel;
-  ctx.run_measured_all = [self, pool, cancel](
-                             const std::vector<gates::measured_run>& runs) {
+  ctx.run_measured_all = [self, pool, cancel, port,
+                          plan](const std::vector<gates::measured_run>& runs) {
     // All runs are handed over before any reply is awaited: the device
     // starts them side by side and leases itself to one at a time. Replies
     // come in any order and carry their run's index.
@@ -154,6 +154,16 @@ void gate_attempt(caf::blocking_actor* self, attempt_plan plan,
           if (reply.tag >= out.size())
             return;
           ++received;
+          if (runs.size() > 1) { // progress: a bench's rounds done / total
+            msg::JobStateT js;
+            js.job = plan.job;
+            js.operator_ = plan.spec->op;
+            js.stage = plan.stage;
+            js.attempt = plan.attempt;
+            js.runs_done = static_cast<int>(received);
+            js.runs_total = static_cast<int>(runs.size());
+            self->send(port, pack<msg::JobState>(js));
+          }
           if (reply.result)
             out[reply.tag] = *reply.result;
           else

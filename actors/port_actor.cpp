@@ -16,6 +16,7 @@
 #include "messages/diagnose_perf_generated.h"
 #include "messages/gate_report_generated.h"
 #include "messages/schema.hpp"
+#include "report/chrome_trace.hpp"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -27,6 +28,12 @@ namespace fs = std::filesystem;
 namespace {
 
 using self_ptr = caf::stateful_actor<port_state>*;
+
+std::int64_t unix_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 std::string binary_of(const flatbuffers::FlatBufferBuilder& fbb) {
   return {reinterpret_cast<const char*>(fbb.GetBufferPointer()), fbb.GetSize()};
@@ -114,6 +121,7 @@ void launch(self_ptr self, const std::string& stage) {
   st.progress.start(stage);
   st.stage = stage;
   st.attempt = st.progress.attempts_of(stage);
+  st.attempt_started_ns = unix_ns();
   ++st.seq;
   if (auto r = st.env->journal->attempt_started(st.job,
                                                 {st.seq, st.stage, st.attempt});
@@ -221,6 +229,8 @@ void finish(self_ptr self, msg::FinalState state, std::string reason,
     st.cancel->cancel();
   if (last) {
     st.history.push_back(transition_message(*last));
+    st.history.back()->started_ns = st.attempt_started_ns;
+    st.history.back()->ended_ns = unix_ns();
     publish_state(self);
   }
   // The end of the job checks the reference once more: a change after the
@@ -296,6 +306,9 @@ void finish(self_ptr self, msg::FinalState state, std::string reason,
       !r)
     v.reason += fmt::format(" (verdict.json could not be written: {})",
                             r.err().message);
+  // The job's time line for Perfetto; evidence beside the verdict, so a
+  // failure to write it changes no verdict.
+  (void)report::write_chrome_trace(st.job_dir);
   self->send(st.supervisor,
              final_verdict_msg{std::vector<char>(bin.begin(), bin.end())});
   self->quit();
@@ -346,6 +359,8 @@ void on_outcome(self_ptr self, const msg::StageOutcome& out) {
   if (r.repair_cycle)
     ++st.progress.repair_cycles;
   st.history.push_back(transition_message(t));
+  st.history.back()->started_ns = st.attempt_started_ns;
+  st.history.back()->ended_ns = unix_ns();
   publish_state(self);
   auto& table = *st.env->cfg->pipeline;
   if (auto over = agents::over_budget(agents::job_usage(st.job_dir),
@@ -462,6 +477,11 @@ caf::behavior port_actor(caf::stateful_actor<port_state>* self, std::string job,
           launch(self, resume->replayed.next);
       },
       [=](const stage_outcome_msg& m) { on_outcome(self, *m.get()); },
+      [=](const job_state_msg& m) { // a running gate's progress
+        auto& st = self->state;
+        if (!st.done && m.get()->attempt() == st.attempt)
+          self->send(st.supervisor, m);
+      },
       [=](deadline_atom, int seq) {
         auto& st = self->state;
         if (st.done)

@@ -52,6 +52,8 @@ struct port_state {
   std::chrono::steady_clock::time_point started;
   /// Hashes at job start (reference_modified, the static scan).
   std::shared_ptr<const evidence::manifest> manifest;
+  /// When the attempt in flight started (ns since the Unix epoch).
+  std::int64_t attempt_started_ns = 0;
   static inline const char* name = "port_actor";
 };
 

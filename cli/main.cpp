@@ -2,6 +2,7 @@
 
 #include "cli/daemon_commands.hpp"
 #include "cli/init_command.hpp"
+#include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
 #include "core/atomic_file.hpp"
 #include "core/confinement.hpp"
@@ -291,6 +292,7 @@ int main(int argc, char** argv) {
   kport::cli::add_daemon_commands(app, daemon_opts);
   kport::cli::init_commands init_cmds;
   init_cmds.add_to(app);
+  auto report = kport::cli::add_report_commands(app);
 
   try {
     app.parse(argc, argv);
@@ -323,5 +325,7 @@ int main(int argc, char** argv) {
     return *code;
   if (ir_cmd->parsed())
     return ir_diff(ir_a, ir_b, ir_policy, ir_json);
+  if (auto code = kport::cli::run_report_commands(*report))
+    return *code;
   return 2;
 }

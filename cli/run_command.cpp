@@ -6,13 +6,16 @@
 #include "core/json_quote.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <unistd.h>
 
 namespace kport::cli {
@@ -44,48 +47,144 @@ std::string attempts_text(const std::map<std::string, int>& attempts) {
   return out;
 }
 
-/// A line per job, redrawn in place on a terminal.
+using clock = std::chrono::steady_clock;
+
+double seconds_since(clock::time_point t) {
+  return std::chrono::duration<double>(clock::now() - t).count();
+}
+
+/// What the live line of one job says.
+struct job_line {
+  clock::time_point started = clock::now(), stage_started = clock::now();
+  /// Submitted, first stage not yet ended (no event says when it started).
+  std::string stage = "admitted", last, final;
+  int attempt = 0, runs_done = 0, runs_total = 0;
+  std::map<std::string, int> attempts; ///< per stage, the last one seen
+};
+
+/// A line per job, redrawn in place on a terminal (every second, and at
+/// every event): its stage and attempt, time in the stage and in all, a
+/// gate's measured runs done / total with an ETA from their pace so far, the
+/// last transition; below them, the device queue.
 class live_lines {
 public:
+  explicit live_lines(std::function<std::vector<device_summary>()> devices)
+      : devices_(std::move(devices))
+      , ticker_([this](std::stop_token stop) {
+        while (!stop.stop_requested()) {
+          std::this_thread::sleep_for(std::chrono::seconds{1});
+          if (stop.stop_requested())
+            break;
+          auto d = devices_();
+          std::lock_guard guard{mtx_};
+          device_text_.clear();
+          for (auto& x : d)
+            device_text_ += fmt::format(
+                "{}{}: {} pending, {}", device_text_.empty() ? "" : "  ",
+                x.name, x.pending, x.leased_now ? "leased" : "idle");
+          draw();
+        }
+      }) {}
+
+  /// Stops the redraws (before the engine stops).
+  void stop() {
+    ticker_.request_stop();
+    if (ticker_.joinable())
+      ticker_.join();
+  }
+
   void add(const std::string& job) {
     std::lock_guard guard{mtx_};
-    if (lines_.count(job))
-      return;
-    jobs_.push_back(job);
-    lines_[job] = "queued";
-    std::fprintf(stderr, "\n");
-    draw(true);
+    line(job);
+    draw();
   }
 
   void update(const job_event& e) {
     std::lock_guard guard{mtx_};
-    if (!lines_.count(e.job)) {
-      jobs_.push_back(e.job);
-      std::fprintf(stderr, "\n");
+    auto& l = line(e.job);
+    if (e.final) {
+      l.final = fmt::format("{} ({})", e.next, e.reason);
+    } else if (e.runs_total > 0) {
+      l.runs_done = e.runs_done;
+      l.runs_total = e.runs_total;
+    } else {
+      l.last = fmt::format("{} #{} {}", e.stage, e.attempt, e.verdict);
+      l.stage = e.next;
+      auto& seen = l.attempts[e.stage];
+      seen = std::max(seen, e.attempt);
+      // The attempt now running; a final state (ACCEPTED, ...) has none.
+      bool final_state = !e.next.empty() && std::isupper(e.next[0]);
+      l.attempt = final_state ? 0 : l.attempts[e.next] + 1;
+      l.stage_started = clock::now();
+      l.runs_done = l.runs_total = 0;
     }
-    lines_[e.job] = e.final ? fmt::format("{} ({})", e.next, e.reason)
-                            : fmt::format("{} #{} {} -> {}", e.stage, e.attempt,
-                                          e.verdict, e.next);
-    draw(true);
+    draw();
   }
 
 private:
-  void draw(bool redraw) {
-    if (redraw)
-      std::fprintf(stderr, "\x1b[%zuA", jobs_.size());
-    for (auto& j : jobs_) {
-      auto line = fmt::format("{:<28} {}", j, lines_[j]);
-      if (line.size() > 110)
-        line = line.substr(0, 107) + "...";
-      std::fprintf(stderr, "\x1b[2K%s\n", line.c_str());
+  job_line& line(const std::string& job) {
+    auto [it, fresh] = lines_.try_emplace(job);
+    if (fresh)
+      jobs_.push_back(job);
+    return it->second;
+  }
+
+  std::string text(const job_line& l) const {
+    if (!l.final.empty())
+      return fmt::format("{} in {:.0f} s", l.final, seconds_since(l.started));
+    auto in_stage = seconds_since(l.stage_started);
+    auto out = fmt::format("{}{} {:.0f} s (job {:.0f} s)", l.stage,
+                           l.attempt ? fmt::format(" #{}", l.attempt) : "",
+                           in_stage, seconds_since(l.started));
+    if (l.runs_total > 0) {
+      out += fmt::format(" runs {}/{}", l.runs_done, l.runs_total);
+      if (l.runs_done > 0 && l.runs_done < l.runs_total)
+        out += fmt::format(" ETA {:.0f} s", in_stage / l.runs_done *
+                                                (l.runs_total - l.runs_done));
     }
+    if (!l.last.empty())
+      out += " after " + l.last;
+    return out;
+  }
+
+  void draw() {
+    std::string out;
+    if (drawn_ > 0)
+      out += fmt::format("\x1b[{}A", drawn_);
+    for (auto& j : jobs_) {
+      auto line = fmt::format("{:<28} {}", j, text(lines_[j]));
+      if (line.size() > 130)
+        line = line.substr(0, 127) + "...";
+      out += "\x1b[2K" + line + "\n";
+    }
+    out += "\x1b[2K" + device_text_ + "\n";
+    drawn_ = jobs_.size() + 1;
+    std::fwrite(out.data(), 1, out.size(), stderr);
     std::fflush(stderr);
   }
 
+  std::function<std::vector<device_summary>()> devices_;
   std::mutex mtx_;
   std::vector<std::string> jobs_;
-  std::map<std::string, std::string> lines_;
+  std::map<std::string, job_line> lines_;
+  std::string device_text_;
+  std::size_t drawn_ = 0;
+  std::jthread ticker_;
 };
+
+/// Not a terminal: one line per transition and per final state, nothing
+/// redrawn (logs, CI).
+void print_transition(const job_event& e, clock::time_point started) {
+  if (e.runs_total > 0)
+    return;
+  auto t = seconds_since(started);
+  if (e.final)
+    std::fprintf(stderr, "[%7.1f s] %s %s: %s\n", t, e.job.c_str(),
+                 e.next.c_str(), e.reason.c_str());
+  else
+    std::fprintf(stderr, "[%7.1f s] %s %s #%d %s -> %s\n", t, e.job.c_str(),
+                 e.stage.c_str(), e.attempt, e.verdict.c_str(), e.next.c_str());
+}
 
 } // namespace
 
@@ -263,12 +362,16 @@ int run_command(const run_options& opts) {
     std::fprintf(stderr, "kport: sandbox: %s\n", sb->text.c_str());
   // Subscribed before the first submit, so no early transition is missed.
   std::unique_ptr<live_lines> live;
+  auto started = std::chrono::steady_clock::now();
   if (!opts.json && ::isatty(STDERR_FILENO)) {
-    live = std::make_unique<live_lines>();
+    auto* eng = engine->get();
+    live = std::make_unique<live_lines>([eng] { return eng->devices(); });
     auto* l = live.get();
     (*engine)->subscribe([l](const job_event& e) { l->update(e); });
+  } else if (!opts.json) {
+    (*engine)->subscribe(
+        [started](const job_event& e) { print_transition(e, started); });
   }
-  auto started = std::chrono::steady_clock::now();
   std::vector<std::string> jobs;
   if (opts.resume) {
     auto resumed = (*engine)->resume();
@@ -311,6 +414,8 @@ int run_command(const run_options& opts) {
   auto wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
           .count();
+  if (live)
+    live->stop();
   auto devices = (*engine)->devices();
   (*engine)->stop();
   live.reset();

@@ -91,6 +91,10 @@ run_report run_prepared(const prepared_run& run,
     return report;
   }
   result->outcome = std::move(*out);
+  result->ended_unix_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count();
   if (cuda) {
     // A device NVML can no longer see after a run is lost, whatever the
     // program did: that is the device's fault, not the port's.

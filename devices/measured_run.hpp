@@ -44,6 +44,9 @@ struct run_result {
   clock_sample clock_after;
   lease_times lease;          ///< queued, starting, waiting, leased time
   std::int64_t kernel_ns = 0; ///< cuda: the device time of every kernel
+  /// When the process ended (ns since the Unix epoch): places the run and
+  /// its lease phases on a time line (trace.json).
+  std::int64_t ended_unix_ns = 0;
 };
 
 /// Which device runs a measured run: a CPU slot (host) or one GPU (cuda).

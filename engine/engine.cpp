@@ -408,6 +408,14 @@ void engine::subscribe(std::function<void(const job_event&)> fn) {
           job_event e;
           e.job = js->job()->str();
           e.op = js->operator_()->str();
+          if (!t) { // a running gate's progress
+            e.stage = js->stage()->str();
+            e.attempt = js->attempt();
+            e.runs_done = js->runs_done();
+            e.runs_total = js->runs_total();
+            fn(e);
+            return;
+          }
           e.stage = t->stage()->str();
           e.attempt = t->attempt();
           e.verdict = messages::to_string(t->verdict());
@@ -460,11 +468,14 @@ std::vector<device_summary> engine::devices() {
             auto sec = [](std::int64_t ns) {
               return static_cast<double>(ns) / 1e9;
             };
-            for (auto& d : all)
+            for (auto& d : all) {
               out.push_back({d.name, d.backend, d.uuid, d.runs, d.lease,
                              sec(d.queue_ns), sec(d.starting_ns),
                              sec(d.waiting_ns), sec(d.leased_ns),
                              sec(d.busy_ns), d.drained, d.drain_reason});
+              out.back().pending = d.queued + d.starting + d.waiting;
+              out.back().leased_now = d.leased;
+            }
           },
           [&](caf::error&) {});
   return out;

@@ -3,6 +3,7 @@
 #include "evidence/artifact_store.hpp"
 #include "evidence/bundle.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -20,6 +21,10 @@ void add_run(msg::GateReportT& report, const std::string& what,
     r->exit_code = o->exit_code;
     r->timed_out = o->timed_out;
     r->wall_ns = static_cast<std::int64_t>(o->wall.count());
+    // Recorded as it ends; a measured run's device sets its own below.
+    r->ended_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
   }
   report.runs.push_back(std::move(r));
 }
@@ -45,6 +50,7 @@ void add_measured_run(msg::GateReportT& report, const measured_run& run,
   rec.waiting_ns = r->lease.waiting_ns;
   rec.leased_ns = r->lease.leased_ns;
   rec.kernel_ns = r->kernel_ns;
+  rec.ended_ns = r->ended_unix_ns;
 }
 
 std::unique_ptr<msg::TestCountsT> to_message(const test_counts& c) {

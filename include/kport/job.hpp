@@ -34,6 +34,10 @@ struct job_event {
   std::string verdict;
   std::string next;
   std::string reason;
+  /// A progress event of a running gate (no transition): its measured runs
+  /// done and in all (a bench: 2 x rounds). 0 in transitions.
+  int runs_done = 0;
+  int runs_total = 0;
 };
 
 /// How a job ended: what `kport run --json` prints per job.
@@ -73,6 +77,8 @@ struct device_summary {
   double busy_s = 0;     ///< cuda: kernel time; host: leased time
   bool drained = false;
   std::string drain_reason;
+  int pending = 0;    ///< runs queued, starting or waiting for it now
+  int leased_now = 0; ///< 1 while a run holds it
 };
 
 /// Reads a verdict.json back into a job_result (tools and tests).

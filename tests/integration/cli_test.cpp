@@ -328,6 +328,46 @@ TEST(cli_test, config_file_errors_name_the_users_file_and_line) {
   EXPECT_TRUE(contains(typed.err, "user.toml:3")) << describe(typed);
 }
 
+TEST(cli_test, run_off_a_terminal_prints_a_line_per_transition) {
+  temp_dir tmp;
+  auto spec = tmp / "port.toml";
+  write_text(spec, spec_text({.agent = "good.sh"}));
+  auto r = kport({"run", spec, "--runs-dir", tmp / "runs"});
+  EXPECT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_TRUE(contains(r.err, " analyze #1 PASS -> translate\n"))
+      << describe(r);
+  EXPECT_TRUE(contains(r.err, " ACCEPTED: ")) << describe(r);
+}
+
+TEST(cli_test, report_and_trace_read_a_finished_run) {
+  temp_dir tmp;
+  auto spec = tmp / "port.toml";
+  write_text(spec, spec_text({.agent = "good.sh"}));
+  auto r = kport({"run", spec, "--runs-dir", tmp / "runs"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto page = kport({"report", tmp / "runs", "-o", tmp / "page"});
+  EXPECT_EQ(page.exit_code, 0) << describe(page);
+  EXPECT_TRUE(contains(page.out, "page/index.html")) << describe(page);
+  EXPECT_TRUE(std::filesystem::exists(tmp / "page/index.html"));
+  std::string job;
+  for (auto& e : std::filesystem::directory_iterator(tmp / "runs"))
+    if (std::filesystem::exists(e.path() / "verdict.json"))
+      job = e.path().string();
+  ASSERT_FALSE(job.empty());
+  auto trace = kport({"trace", job});
+  EXPECT_EQ(trace.exit_code, 0) << describe(trace);
+  EXPECT_TRUE(contains(trace.out, "/trace.json")) << describe(trace);
+  // Every attempt of a fresh run carries when it started and ended.
+  auto json = kport({"report", tmp / "runs", "--json"});
+  EXPECT_EQ(json.exit_code, 0) << describe(json);
+  EXPECT_TRUE(contains(json.out, "\"started_ns\": 1")) << json.out;
+  EXPECT_FALSE(contains(json.out, "\"started_ns\": 0,")) << json.out;
+  EXPECT_FALSE(contains(json.out, "\"ended_ns\": 0,")) << json.out;
+  auto none = kport({"report", tmp / "page"});
+  EXPECT_EQ(none.exit_code, 1) << describe(none);
+  EXPECT_TRUE(contains(none.err, "holds no verdict.json")) << describe(none);
+}
+
 } // namespace
 } // namespace kport::test
 
