@@ -180,8 +180,8 @@ TEST_F(harness_rules, the_candidate_bench_rules_include_the_harness_and_calls) {
                  R"([{"what": "output", "iteration": 1, "detail": "x"}])"));
   std::vector<trace::trace> traces;
   std::vector<run_samples> rounds;
-  auto f = check_candidate_bench({traces, rounds, cand, ref, false, 9}, spec,
-                                 bench_1);
+  auto f = check_candidate_bench({traces, rounds, cand, ref, false, nullptr, 9},
+                                 spec, bench_1);
   ASSERT_EQ(f.size(), 2u);
   EXPECT_EQ(f[0].rule, msg::IntegrityRule::harness_tampered);
   EXPECT_EQ(f[1].rule, msg::IntegrityRule::bench_output_mismatch);
