@@ -79,6 +79,9 @@ bench = {cand_bench}
 kernels = ["add_port*"]
 [perf]
 rounds = 2
+# The test project's host bench writes no digests (as the other integration
+# tests' project, tests/integration/support.cpp).
+digests = false
 [agents]
 adapter = "{adapter}"
 timeout_s = {timeout}
