@@ -6,6 +6,7 @@
 // (mount and PID namespaces), cgroups (processes, memory, collecting every
 // descendant), resource limits and a disk watchdog.
 
+#include "kport/config.hpp"
 #include "kport/error.hpp"
 
 #include <cstdint>
@@ -43,7 +44,25 @@ struct confinement {
   /// The host's /dev (GPU device nodes) instead of a minimal one.
   bool host_devices = false;
   sandbox_limits limits;
+
+  /// Appends a mount; an empty path (a folder the run does not have) is
+  /// none.
+  void mount(sandbox_mount::kind how, const std::string& path) {
+    if (!path.empty())
+      mounts.push_back({how, path});
+  }
 };
+
+/// The per-process limits of `[sandbox]` (without the watched folder,
+/// which depends on the run).
+inline sandbox_limits limits_of(const sandbox_settings& s) {
+  sandbox_limits l;
+  l.memory_bytes = s.memory_bytes;
+  l.processes = s.processes;
+  l.file_bytes = s.file_bytes;
+  l.open_files = s.open_files;
+  return l;
+}
 
 /// What this machine can confine with, probed once per process.
 struct sandbox_support {

@@ -449,6 +449,16 @@ result<std::int64_t> journal::last_event_seq() {
   return s.int64(0);
 }
 
+namespace {
+
+/// A row of `SELECT id, job, spec_path, spec_text, base_dir, at FROM
+/// submissions`.
+journal_submission submission_row(statement& s) {
+  return {s.text(0), s.text(1), s.text(2), s.text(3), s.text(4), s.real(5)};
+}
+
+} // namespace
+
 result<std::optional<journal_submission>>
 journal::find_submission(const std::string& id) {
   std::lock_guard guard{mtx_};
@@ -459,8 +469,7 @@ journal::find_submission(const std::string& id) {
   s.bind(1, id);
   if (s.step() != SQLITE_ROW)
     return std::optional<journal_submission>{};
-  return std::optional<journal_submission>{journal_submission{
-      s.text(0), s.text(1), s.text(2), s.text(3), s.text(4), s.real(5)}};
+  return std::optional<journal_submission>{submission_row(s)};
 }
 
 result<void> journal::add_submission(const journal_submission& x) {
@@ -494,8 +503,7 @@ result<std::vector<journal_submission>> journal::unfinished_submissions() {
     return db_error(db_, "reading submissions");
   std::vector<journal_submission> out;
   while (s.step() == SQLITE_ROW)
-    out.push_back(
-        {s.text(0), s.text(1), s.text(2), s.text(3), s.text(4), s.real(5)});
+    out.push_back(submission_row(s));
   return out;
 }
 
