@@ -862,7 +862,16 @@ int serve(const serve_options& opts) {
   // One daemon per state folder: kport.pid, locked, names it.
   int lock =
       ::open((state / "kport.pid").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+  // A daemon killed with -9 leaves the lock to children forked but not yet
+  // exec'd (the copy of the descriptor holds it until they die of their
+  // parent's death): give them a moment before calling the folder taken.
+  bool locked = lock >= 0 && ::flock(lock, LOCK_EX | LOCK_NB) == 0;
+  for (int i = 0; lock >= 0 && !locked && errno == EWOULDBLOCK && i < 100;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+    locked = ::flock(lock, LOCK_EX | LOCK_NB) == 0;
+  }
+  if (!locked) {
     spdlog::error("another kport serve holds `{}`: stop it first, or give "
                   "this one its own --state-dir",
                   state.string());
