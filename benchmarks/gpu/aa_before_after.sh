@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The measurement cost of the integrity checks (issue 20): the same A/A set
+# through the performance gate with an older kport ("before", a bundle and
+# its own benchmarks/ and sdk/ copies, e.g. .bundle-before/ made from the
+# commit before the checks) and with this tree's build/bundle ("after"),
+# alternating, on one GPU in one call. Each run's wall time (the gate's whole
+# cost: start-ups, benches, trace reading, rules) and its A/A figures
+# (aa_summary.py) go to stdout and $OUT/aa-before-after/.
+#   benchmarks/gpu/aa_before_after.sh BEFORE_DIR [PAIRS] [SET]
+#   (PAIRS: before/after pairs, default 2; SET: aa_triton or aa_cuda)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+before=$(cd "${1:?usage: aa_before_after.sh BEFORE_DIR [PAIRS] [SET]}" && pwd)
+pairs=${2:-2}
+set_name=${3:-aa_triton}
+out=${OUT:-/tmp}/aa-before-after
+mkdir -p "$out"
+runs=/tmp/kport-aa-ba
+rm -rf "$runs"
+
+# side NAME BUNDLE TREE: one A/A run of SET with that bundle and that
+# tree's benchmarks/gpu and sdk/python (the bench helper must match the
+# kport that reads its check files).
+side() {
+  local name=$1 bundle=$2 tree=$3 i=$4
+  local dir=$runs/$name-$i
+  local t0=$(date +%s%N)
+  PYTHONPATH=$tree/sdk/python KPORT_INJECT=$bundle/lib/libkport_inject.so \
+    timeout 200 "$bundle/bin/kport" run "$tree/benchmarks/gpu/$set_name.toml" \
+    --config "$tree/benchmarks/gpu/gate_only.toml" --runs-dir "$dir" --json \
+    > "$out/$name-$i.json" 2> "$out/$name-$i.log"
+  local rc=$?
+  local wall=$(( ($(date +%s%N) - t0) / 1000000 ))
+  local summary
+  summary=$(python3 "$root/benchmarks/gpu/aa_summary.py" "$dir"/*/verdict.json 2>&1 | tail -1)
+  echo "$name run=$i rc=$rc wall_ms=$wall $summary" | tee -a "$out/summary.txt"
+}
+
+for ((i = 1; i <= pairs; i++)); do
+  if ((i % 2)); then
+    side before "$before/bundle" "$before" "$i"
+    side after "$root/build/bundle" "$root" "$i"
+  else
+    side after "$root/build/bundle" "$root" "$i"
+    side before "$before/bundle" "$before" "$i"
+  fi
+done
