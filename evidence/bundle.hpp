@@ -26,6 +26,9 @@ public:
   std::string reference_out() const;
   /// <runs>/<job>/<seq:02>-<stage>-<attempt>: one attempt, in run order
   std::string attempt_dir(int seq, std::string_view stage, int attempt) const;
+  /// <runs>/<job>/cache/<side>: the tool caches of one side's gate
+  /// processes (CuPy, Triton, NVRTC, ...), kept across the job's attempts
+  static std::string cache_dir(std::string_view job_dir, std::string_view side);
   /// <runs>/<job>/verdict: the final verdict's artifact base
   std::string verdict_base() const;
   /// <runs>/<job>/verdict.json

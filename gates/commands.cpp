@@ -1,6 +1,7 @@
 #include "gates/commands.hpp"
 
 #include "core/atomic_file.hpp"
+#include "evidence/bundle.hpp"
 #include "gates/sandbox_policy.hpp"
 #include "gates/sdk_path.hpp"
 
@@ -81,6 +82,13 @@ core::process_spec side_process(const gate_context& ctx, side s,
   paths.workspace = ctx.workspace;
   paths.attempt_dir = ctx.attempt_dir;
   paths.inject_path = ctx.inject_path;
+  if (!ctx.job_dir.empty()) {
+    paths.cache_dir = evidence::bundle::cache_dir(ctx.job_dir, to_string(s));
+    std::error_code ec;
+    fs::create_directories(paths.cache_dir, ec);
+    for (auto& kv : cache_environment(paths.cache_dir))
+      p.env.push_back(kv);
+  }
   auto tmp = fs::temp_directory_path().string();
   if (tmp != "/tmp" && tmp != "/tmp/")
     paths.tmp_dir = tmp;

@@ -18,6 +18,7 @@ core::confinement gate_confinement(const gate_paths& paths, bool reference,
   c.mount(reference ? kind::read_only : kind::writable, paths.workspace);
   c.mount(reference ? kind::writable : kind::read_only, paths.reference_out);
   c.mount(kind::writable, paths.attempt_dir);
+  c.mount(kind::writable, paths.cache_dir);
   c.mount(kind::read_only, paths.inject_path);
   c.limits = core::limits_of(settings);
   if (!reference) {
@@ -25,6 +26,20 @@ core::confinement gate_confinement(const gate_paths& paths, bool reference,
     c.limits.watched_bytes = settings.workspace_bytes;
   }
   return c;
+}
+
+std::vector<std::pair<std::string, std::string>>
+cache_environment(const std::string& cache_dir) {
+  auto in = [&](const char* sub) { return cache_dir + "/" + sub; };
+  return {
+      {"XDG_CACHE_HOME", cache_dir},
+      {"CUPY_CACHE_DIR", in("cupy")},
+      {"TRITON_CACHE_DIR", in("triton")},
+      {"CUDA_CACHE_PATH", in("nv")},
+      {"TORCH_EXTENSIONS_DIR", in("torch_extensions")},
+      {"TORCHINDUCTOR_CACHE_DIR", in("torchinductor")},
+      {"NUMBA_CACHE_DIR", in("numba")},
+  };
 }
 
 } // namespace kport::gates

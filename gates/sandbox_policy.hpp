@@ -8,6 +8,8 @@
 #include "kport/config.hpp"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kport::gates {
 
@@ -20,6 +22,7 @@ struct gate_paths {
   std::string reference_out; ///< {out}: writable for the reference side
   std::string workspace;     ///< writable for the candidate side
   std::string attempt_dir;   ///< writable: traces
+  std::string cache_dir;     ///< writable: this side's tool caches
   std::string inject_path;   ///< read-only
   std::string tmp_dir;       ///< $TMPDIR when it is not /tmp: hidden
 };
@@ -32,5 +35,13 @@ struct gate_paths {
 core::confinement gate_confinement(const gate_paths& paths, bool reference,
                                    const sandbox_settings& settings,
                                    bool isolate);
+
+/// The environment that sends the tools' caches (CuPy, Triton, NVRTC and
+/// the driver's JIT, torch extensions, anything that follows XDG) to
+/// `cache_dir`: `$HOME` is read-only in the sandbox, and a cache the two
+/// sides shared would let a candidate plant kernels the reference loads.
+/// Set with the sandbox off too, so a run behaves the same either way.
+std::vector<std::pair<std::string, std::string>>
+cache_environment(const std::string& cache_dir);
 
 } // namespace kport::gates

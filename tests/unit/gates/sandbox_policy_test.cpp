@@ -46,5 +46,36 @@ TEST(gate_sandbox_policy, reference_writes_its_out_folder_not_the_workspace) {
   EXPECT_TRUE(c.limits.watched.empty());
 }
 
+TEST(gate_sandbox_policy,
+     each_side_writes_its_own_cache_and_sees_not_the_other) {
+  auto cand = paths();
+  cand.cache_dir = "/r/runs/job-1/cache/candidate";
+  auto c = gate_confinement(cand, false, sandbox_settings{}, true);
+  EXPECT_EQ(seen_as(c, "/r/runs/job-1/cache/candidate/cupy/k"), kind::writable);
+  EXPECT_EQ(seen_as(c, "/r/runs/job-1/cache/reference/triton/k"), kind::hidden);
+  auto ref = paths();
+  ref.cache_dir = "/r/runs/job-1/cache/reference";
+  auto r = gate_confinement(ref, true, sandbox_settings{}, true);
+  EXPECT_EQ(seen_as(r, "/r/runs/job-1/cache/reference/triton/k"),
+            kind::writable);
+  EXPECT_EQ(seen_as(r, "/r/runs/job-1/cache/candidate/cupy/k"), kind::hidden);
+}
+
+TEST(gate_sandbox_policy, tool_caches_go_to_the_side_cache) {
+  auto env = cache_environment("/c");
+  auto value = [&](const std::string& k) {
+    for (auto& [name, v] : env)
+      if (name == k)
+        return v;
+    return std::string{};
+  };
+  // The ones a GPU run needs writable under a read-only $HOME (seen on the
+  // GPU machine: CuPy's ~/.cupy made every CuPy port fail at import).
+  EXPECT_EQ(value("CUPY_CACHE_DIR"), "/c/cupy");
+  EXPECT_EQ(value("TRITON_CACHE_DIR"), "/c/triton");
+  EXPECT_EQ(value("CUDA_CACHE_PATH"), "/c/nv");
+  EXPECT_EQ(value("XDG_CACHE_HOME"), "/c");
+}
+
 } // namespace
 } // namespace kport::gates
