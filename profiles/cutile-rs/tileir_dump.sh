@@ -97,8 +97,13 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 dump="$work/bytecode"
 mkdir "$dump"
+ran() {
+  rc=$?
+  say "the $side's command exited $rc (it must launch the kernel and succeed): $*"
+  exit "$rc"
+}
 case "$side" in
-  reference) CUDA_TILE_DUMP_BYTECODE="$dump" "$@" ;;
+  reference) CUDA_TILE_DUMP_BYTECODE="$dump" "$@" || ran "$@" ;;
   candidate)
     real=$(real_tileiras) || exit 2
     # A copy of our own, made executable here: the JIT executes
@@ -106,7 +111,7 @@ case "$side" in
     cp "$(dirname "$0")/tileiras_capture.sh" "$work/tileiras"
     chmod +x "$work/tileiras"
     CUTILE_TILEIRAS_PATH="$work/tileiras" KPORT_TILEIRAS_REAL="$real" \
-      KPORT_TILEIRAS_CAPTURE="$dump" "$@"
+      KPORT_TILEIRAS_CAPTURE="$dump" "$@" || ran "$@"
     ;;
   *) say "side must be reference or candidate"; exit 2 ;;
 esac

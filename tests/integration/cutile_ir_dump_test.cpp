@@ -90,15 +90,14 @@ protected:
     if (!toolkits)
       argv.push_back("KPORT_TILEIRAS_TOOLKITS=");
     argv.insert(argv.end(), env.begin(), env.end());
-    for (auto& a : {std::string{"sh"},
-                    source_root() + "/profiles/cutile-rs/tileir_dump.sh", side,
-                    glob, std::string{"--"}})
+    for (auto& a : {std::string{"sh"}, script_, side, glob, std::string{"--"}})
       argv.push_back(a);
     argv.insert(argv.end(), command.begin(), command.end());
     return run_child(argv, tmp_.path(), 30s);
   }
 
   temp_dir tmp_;
+  std::string script_ = source_root() + "/profiles/cutile-rs/tileir_dump.sh";
 };
 
 /// The tileiras command lines the fake program printed ("tileiras args: ...").
@@ -252,6 +251,26 @@ TEST_F(cutile_ir_dump, version_probe_and_repeated_bytecode_are_left_out) {
   ASSERT_EQ(r.exit_code, 0) << describe(r);
   EXPECT_EQ(printed_compiles(r.out).size(), 3u) << describe(r);
   EXPECT_EQ(read_text(tmp_ / "ir.mlir"), canonical(read_text(fixture())));
+}
+
+TEST_F(cutile_ir_dump, the_copy_kport_init_writes_beside_the_spec_works) {
+  install_tileiras("bin");
+  auto init = run_child({kport_cli(), "init", "--profile", "cutile-rs", "--op",
+                         "rms_mm", "-o", tmp_ / "spec/port.toml"});
+  ASSERT_EQ(init.exit_code, 0) << describe(init);
+  script_ = tmp_ / "spec/kport-cutile-rs/tileir_dump.sh";
+  auto r = dump("candidate", "*rms_mm*", {"fake-cutile-rs", fixture()});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  EXPECT_EQ(read_text(tmp_ / "ir.mlir"), canonical(read_text(fixture())));
+}
+
+TEST_F(cutile_ir_dump, a_failing_command_fails_the_dump_and_says_so) {
+  install_tileiras("bin");
+  for (auto side : {"reference", "candidate"}) {
+    auto r = dump(side, "*", {"sh", "-c", "exit 5"});
+    EXPECT_EQ(r.exit_code, 5) << side << describe(r);
+    EXPECT_TRUE(contains(r.err, "command exited 5")) << side << describe(r);
+  }
 }
 
 TEST_F(cutile_ir_dump, no_matching_kernel_fails_and_says_what_was_compiled) {
