@@ -6,9 +6,12 @@
 # it has no dump-folder variable (CUTILE_DUMP prints decoded text to stderr).
 #   KPORT_TILEIRAS_CAPTURE  the folder the .bc files are copied to
 #   KPORT_TILEIRAS_REAL     the tileiras the JIT would have run without us
-# This copies the last `*.bc` argument to $KPORT_TILEIRAS_CAPTURE/NNNN.bc (in
-# the order compiled), then runs the real tileiras with the same arguments,
-# so the candidate's program works unchanged.
+# This runs the real tileiras with the same arguments, so the candidate's
+# program works unchanged (its output, exit status or signal pass through),
+# and when it succeeded copies the last `*.bc` argument to
+# $KPORT_TILEIRAS_CAPTURE/NNNN.bc (in the order compiled): what it rejected
+# (the JIT's probe of a bytecode version too new for it) was never compiled,
+# and the tile tools of the same release may not read it either.
 set -eu
 : "${KPORT_TILEIRAS_REAL:?tileiras_capture.sh: KPORT_TILEIRAS_REAL is not set (tileir_dump.sh sets it)}"
 : "${KPORT_TILEIRAS_CAPTURE:?tileiras_capture.sh: KPORT_TILEIRAS_CAPTURE is not set (tileir_dump.sh sets it)}"
@@ -28,7 +31,9 @@ for a in "$@"; do
     *.bc) bc=$a ;;
   esac
 done
-if [ -n "$bc" ] && [ -f "$bc" ]; then
+# The JIT deletes the .bc only after tileiras returns, so it is still there.
+"$KPORT_TILEIRAS_REAL" "$@" && rc=0 || rc=$?
+if [ "$rc" = 0 ] && [ -n "$bc" ] && [ -f "$bc" ]; then
   # The JIT may compile from several threads: noclobber makes claiming a
   # number atomic, so two copies never share a name.
   n=$(ls "$KPORT_TILEIRAS_CAPTURE" | wc -l)
@@ -41,4 +46,9 @@ if [ -n "$bc" ] && [ -f "$bc" ]; then
   done
   cp "$bc" "$name"
 fi
-exec "$KPORT_TILEIRAS_REAL" "$@"
+# cuTile Rust tells a crashed tileiras (a signal) from one that rejected its
+# input (an exit status): die of the same signal.
+if [ "$rc" -gt 128 ]; then
+  kill -$((rc - 128)) $$
+fi
+exit "$rc"

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
 #include <sstream>
@@ -245,11 +246,12 @@ TEST_F(cutile_ir_dump, a_cubin_cached_on_disk_is_compiled_again_for_the_dump) {
 TEST_F(cutile_ir_dump, version_probe_and_repeated_bytecode_are_left_out) {
   install_tileiras("bin");
   // An assembler without --list-versions: the JIT compiles its probe module
-  // first; the same kernel launched twice is compiled twice.
+  // at 13.4 (rejected: the tile tools cannot read it either), then at 13.3;
+  // the same kernel launched twice is compiled twice.
   auto r = dump("candidate", "*", {"fake-cutile-rs", fixture(), fixture()},
                 {"FAKE_TILEIRAS_NO_LIST=1"});
   ASSERT_EQ(r.exit_code, 0) << describe(r);
-  EXPECT_EQ(printed_compiles(r.out).size(), 3u) << describe(r);
+  EXPECT_EQ(printed_compiles(r.out).size(), 4u) << describe(r);
   EXPECT_EQ(read_text(tmp_ / "ir.mlir"), canonical(read_text(fixture())));
 }
 
@@ -271,6 +273,29 @@ TEST_F(cutile_ir_dump, a_failing_command_fails_the_dump_and_says_so) {
     EXPECT_EQ(r.exit_code, 5) << side << describe(r);
     EXPECT_TRUE(contains(r.err, "command exited 5")) << side << describe(r);
   }
+}
+
+TEST_F(cutile_ir_dump, the_shim_passes_on_how_tileiras_ended) {
+  // cuTile Rust tells a rejection (exit status) from a crash (signal).
+  write_text(tmp_ / "real/tileiras", "#!/bin/sh\ncase \"$1\" in\n"
+                                     "  crash) kill -SEGV $$ ;;\n"
+                                     "  *) exit 3 ;;\nesac\n");
+  fs::permissions(tmp_ / "real/tileiras", fs::perms::owner_exec,
+                  fs::perm_options::add);
+  fs::create_directories(tmp_ / "capture");
+  write_text(tmp_ / "tmp/x.bc", "FAKE-TILEIR-BC\n");
+  auto shim = [&](const std::string& arg) {
+    return run_child({"/usr/bin/env", "-i", "PATH=/usr/bin:/bin",
+                      "KPORT_TILEIRAS_REAL=" + (tmp_ / "real/tileiras"),
+                      "KPORT_TILEIRAS_CAPTURE=" + (tmp_ / "capture"), "sh",
+                      source_root() + "/profiles/cutile-rs/tileiras_capture.sh",
+                      arg, "-o", tmp_ / "tmp/x.cubin", tmp_ / "tmp/x.bc"});
+  };
+  auto rejected = shim("reject");
+  EXPECT_EQ(rejected.exit_code, 3) << describe(rejected);
+  auto crashed = shim("crash");
+  EXPECT_EQ(crashed.signal, SIGSEGV) << describe(crashed);
+  EXPECT_TRUE(fs::is_empty(tmp_ / "capture"));
 }
 
 TEST_F(cutile_ir_dump, no_matching_kernel_fails_and_says_what_was_compiled) {
