@@ -55,11 +55,19 @@ toolkit_version() {
 
 real_tileiras() {
   if [ -n "${CUTILE_TILEIRAS_PATH:-}" ]; then
-    if [ ! -f "$CUTILE_TILEIRAS_PATH" ] || [ ! -x "$CUTILE_TILEIRAS_PATH" ]; then
+    t=$CUTILE_TILEIRAS_PATH
+    # A bare name is looked up on PATH, as the JIT does; a relative path is
+    # made absolute, since the program may change folder before it compiles.
+    case "$t" in
+      /*) ;;
+      */*) t="$PWD/$t" ;;
+      *) t=$(command -v "$t" 2> /dev/null) || t=$CUTILE_TILEIRAS_PATH ;;
+    esac
+    if [ ! -f "$t" ] || [ ! -x "$t" ]; then
       say "CUTILE_TILEIRAS_PATH=$CUTILE_TILEIRAS_PATH is not an executable file"
       return 1
     fi
-    echo "$CUTILE_TILEIRAS_PATH"
+    echo "$t"
     return 0
   fi
   root=${CUDA_TOOLKIT_PATH:-${CUDA_HOME:-}}

@@ -171,6 +171,13 @@ TEST_F(cutile_ir_dump, users_own_tileiras_path_is_what_runs) {
   ASSERT_EQ(printed.size(), 1u) << describe(r);
   EXPECT_TRUE(contains(calls("mine"), printed[0])) << calls("mine");
   EXPECT_EQ(calls("bin"), "");
+  // A relative path counts from where the program starts (the test's
+  // folder); the program may change folder before it compiles.
+  auto relative = dump("candidate", "*rms_mm*",
+                       {"sh", "-c", "cd / && fake-cutile-rs " + fixture()},
+                       {"CUTILE_TILEIRAS_PATH=mine/tileiras"});
+  ASSERT_EQ(relative.exit_code, 0) << describe(relative);
+  EXPECT_EQ(calls("bin"), "");
 }
 
 TEST_F(cutile_ir_dump, toolkit_tileiras_is_found_as_cutile_rs_finds_it) {
