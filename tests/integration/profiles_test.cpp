@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fmt/format.h>
+#include <fnmatch.h>
 
 namespace kport::test {
 namespace {
@@ -70,6 +71,29 @@ TEST(profiles_test, init_writes_a_spec_that_loads_for_every_profile) {
       EXPECT_TRUE(pol) << p << ": " << pol.err().message;
     }
   }
+}
+
+// cuTile Rust JIT-compiles its kernels: the cdylib is never a loaded CUDA
+// module, and its kernels are `<fn>_entry`, apart from the reference's.
+TEST(profiles_test, cutile_rs_spec_tells_the_port_from_the_reference) {
+  temp_dir tmp;
+  auto r = kport({"init", "--profile", "cutile-rs", "--op", "softmax", "-o",
+                  tmp / "port.toml"});
+  ASSERT_EQ(r.exit_code, 0) << describe(r);
+  auto cfg = load_config({});
+  auto spec = load_port_spec(tmp / "port.toml", *cfg);
+  ASSERT_TRUE(spec) << spec.err().message;
+  EXPECT_EQ(spec->target.product, "");
+  auto matches = [](const std::vector<std::string>& globs,
+                    const std::string& name) {
+    for (auto& g : globs)
+      if (::fnmatch(g.c_str(), name.c_str(), 0) == 0)
+        return true;
+    return false;
+  };
+  EXPECT_TRUE(matches(spec->target.kernels, "softmax_entry"));
+  EXPECT_FALSE(matches(spec->target.kernels, "softmax_kernel"));
+  EXPECT_TRUE(matches(spec->reference.kernels, "softmax_kernel"));
 }
 
 TEST(profiles_test, init_with_a_repository_points_the_spec_at_it) {

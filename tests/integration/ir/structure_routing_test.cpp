@@ -263,5 +263,100 @@ TEST_F(structure_routing_test,
   EXPECT_TRUE(attempt_dirs(r.evidence, "correctness").empty());
 }
 
+// The cutile-rs profile's IR commands (tileir_dump.sh) in the real gate, as
+// kport runs them (its environment, confinement and logs), with the fake
+// tile tools of tests/integration/fake_cutile: a candidate with one exp too
+// many fails the profile's policy, the repaired one passes.
+TEST_F(structure_routing_test, cutile_rs_ir_commands_drive_the_structure_gate) {
+  auto fakes = source_root() + "/tests/integration/fake_cutile";
+  auto kernel = (fixtures / "cutile_rs/reference.mlir").string();
+  auto text = read_text(kernel);
+  auto at = text.find("    return\n");
+  ASSERT_NE(at, std::string::npos);
+  write_text(tmp / "extra_exp.mlir", text.substr(0, at) +
+                                         "    %e9 = exp %e : tile<1xf32>\n" +
+                                         text.substr(at));
+  // Only the fakes' folder and the system's on PATH; the fake tileiras is
+  // found there, as cuTile Rust would.
+  auto ir = [&](const std::string& side, const std::string& program) {
+    return toml_list({"/usr/bin/env", "PATH=" + fakes + ":/usr/bin:/bin",
+                      "KPORT_TILEIRAS_TOOLKITS=", "CUTILE_TILEIRAS_PATH=",
+                      "FAKE_TILEIRAS_LOG=/tmp/tileiras-calls.log", "sh",
+                      source_root() + "/profiles/cutile-rs/tileir_dump.sh",
+                      side, "*rms_mm*", "--", "sh", "-c", program});
+  };
+  auto spec_text = fmt::format(
+      R"(operator = "rms_mm"
+description = "cutile-rs IR commands with fake tile tools"
+
+[reference]
+dir = {ref}
+ir = {ref_ir}
+
+[target]
+test = ["sh", "-c", "echo '1 passed, 0 failed'"]
+ir = {cand_ir}
+
+[structure]
+policy = {policy}
+
+[agents]
+driver = "builtin"
+name = "cutile"
+timeout_s = 30
+)",
+      fmt::arg("ref", toml_quote(tmp / "reference")),
+      fmt::arg("ref_ir",
+               ir("reference", "fake-cutile-python rms_mm_kernel=" + kernel)),
+      fmt::arg(
+          "cand_ir",
+          ir("candidate",
+             "fake-cutile-rs \"$(cat \"$KPORT_WORKSPACE/candidate_ir\")\"")),
+      fmt::arg("policy", toml_quote(source_root() +
+                                    "/profiles/cutile-rs/ir_policy.toml")));
+  auto sp = parse_port_spec(spec_text, "cutile-spec.toml", tmp.path(), cfg);
+  ASSERT_TRUE(sp) << sp.err().message << "\n" << spec_text;
+  auto extra = tmp / "extra_exp.mlir";
+  eng->add_agent("cutile", [=](const agent_invocation& inv) -> result<std::string> {
+    if (inv.stage == "analyze")
+      return std::string{R"({"verdict": "PASS", "summary": "one kernel"})"};
+    if (inv.stage == "translate") {
+      write_text((fs::path{inv.workspace} / "candidate_ir").string(),
+                 inv.attempt == 1 ? extra : kernel);
+      return std::string{
+          R"({"verdict": "COMPILED", "summary": "ported", "files": ["candidate_ir"]})"};
+    }
+    if (inv.stage == "integrate")
+      return std::string{R"({"verdict": "INTEGRATED", "summary": "wired in"})"};
+    if (inv.stage == "diagnose_ir")
+      return std::string{R"({"verdict": "FAIL_FIXABLE", "diagnosis": {
+              "owner": "kernel", "failure_class": "kernel",
+              "summary": "one exp too many"}})"};
+    return fail(error_code::agent, "unexpected stage " + inv.stage);
+  });
+  auto job = eng->submit(*sp);
+  ASSERT_TRUE(job) << job.err().message;
+  auto r = eng->wait(*job, job_timeout);
+  ASSERT_TRUE(r) << r.err().message;
+  ASSERT_EQ(r->state, kport::final_state::accepted) << describe(*r);
+  EXPECT_EQ(r->path, (std::vector<std::string>{
+                         "analyze/1 PASS", "translate/1 COMPILED",
+                         "integrate/1 INTEGRATED", "structure/1 FAIL",
+                         "diagnose_ir/1 FAIL_FIXABLE", "translate/2 COMPILED",
+                         "integrate/2 INTEGRATED", "structure/2 PASS",
+                         "correctness/1 ALL_PASS"}))
+      << describe(*r);
+  auto structure = attempt_dirs(r->evidence, "structure");
+  ASSERT_EQ(structure.size(), 2u);
+  auto first = read_text(structure[0] + "/report.json");
+  EXPECT_TRUE(contains(first, "class `exp`")) << first;
+  // The candidate's IR is the bytecode the fake tileiras compiled, through
+  // the fake translate and opt (which drop the fixture's comment lines).
+  auto cand = read_text(structure[1] + "/candidate.ir");
+  EXPECT_TRUE(contains(cand, "cuda_tile.module @rms_mm_module")) << cand;
+  EXPECT_FALSE(contains(cand, "// ")) << cand;
+  EXPECT_EQ(cand, read_text(structure[1] + "/reference.ir"));
+}
+
 } // namespace
 } // namespace kport::test
