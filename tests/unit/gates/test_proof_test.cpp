@@ -1,0 +1,223 @@
+// Proof per test (gates/integrity/test_proof): every passed test launches a
+// candidate kernel in its kport.test range, and the plugin's report agrees
+// with pytest's summary and the trace. Small hand-made traces, no GPU.
+
+#include "gates/integrity/test_proof.hpp"
+
+#include <gtest/gtest.h>
+
+namespace kport::gates {
+namespace {
+
+/// One test of a recorded run: its id, its kernels and copies; `ranged`
+/// false leaves its range out of the trace.
+struct recorded_test {
+  std::string id;
+  std::vector<std::string> kernels;
+  int copies = 0;
+  bool ranged = true;
+};
+
+trace::trace test_run(const std::vector<recorded_test>& tests) {
+  trace::trace t;
+  std::int64_t id = 1;
+  for (auto& rt : tests) {
+    std::int64_t at = -1;
+    if (rt.ranged) {
+      trace::trace_range r;
+      r.id = at = id++;
+      r.name = "kport.test:" + rt.id;
+      t.ranges.push_back(r);
+    }
+    for (auto& k : rt.kernels) {
+      trace::trace_kernel kk;
+      kk.name = k;
+      kk.range = at;
+      t.kernels.push_back(kk);
+    }
+    for (int i = 0; i < rt.copies; ++i) {
+      trace::trace_memop m;
+      m.range = at;
+      t.memops.push_back(m);
+    }
+  }
+  return t;
+}
+
+port_spec spec() {
+  port_spec s;
+  s.target.kernels = {"port_*"};
+  s.reference.kernels = {"ref_*"};
+  return s;
+}
+
+/// The plugin's report and pytest's summary of a run whose every test
+/// passed, as an honest run writes them.
+test_run_evidence passed_run(const std::vector<recorded_test>& tests) {
+  test_run_evidence ev;
+  ev.report = test_report{};
+  ev.report->ranges = true;
+  for (auto& t : tests)
+    ev.report->tests.push_back({t.id, "passed"});
+  test_counts c;
+  c.format = "pytest";
+  c.passed = c.executed = static_cast<int>(tests.size());
+  ev.counts = c;
+  return ev;
+}
+
+test_proof_outcome judge(const std::vector<recorded_test>& tests,
+                         const test_run_evidence& ev,
+                         const port_spec& s = spec()) {
+  return check_test_proof(kernels_per_test({test_run(tests)}, s), ev, s,
+                          run_label{"test"});
+}
+
+TEST(test_proof, passed_tests_that_launch_a_candidate_kernel_pass) {
+  std::vector<recorded_test> tests{{"t.py::test_a", {"randn", "port_k"}},
+                                   {"t.py::test_b", {"port_k"}, 2}};
+  auto out = judge(tests, passed_run(tests));
+  EXPECT_TRUE(out.findings.empty()) << out.findings[0].reason();
+  EXPECT_NE(out.note.find("2 passed tests"), std::string::npos) << out.note;
+}
+
+TEST(test_proof, a_passed_test_with_only_torch_kernels_is_no_candidate_kernel) {
+  // The port calls torch's op at the small shapes the tests try.
+  std::vector<recorded_test> tests{{"t.py::test_big", {"port_k"}},
+                                   {"t.py::test_small[4x8]",
+                                    {"randn", "softmax_warp_"
+                                              "forward"}}};
+  auto out = judge(tests, passed_run(tests));
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].rule, msg::IntegrityRule::no_candidate_kernel);
+  EXPECT_NE(out.findings[0].detail.find(
+                "passed without launching a candidate kernel: "
+                "t.py::test_small[4x8]"),
+            std::string::npos)
+      << out.findings[0].detail;
+  EXPECT_EQ(out.findings[0].count, 1);
+}
+
+TEST(test_proof, copies_alone_are_no_candidate_kernel) {
+  // The port computes on the host: a copy there and back.
+  std::vector<recorded_test> tests{{"t.py::test_host", {}, 2}};
+  auto out = judge(tests, passed_run(tests));
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].rule, msg::IntegrityRule::no_candidate_kernel);
+}
+
+TEST(test_proof, a_passed_test_with_no_device_work_needs_host_tests) {
+  std::vector<recorded_test> tests{{"t.py::test_a", {"port_k"}},
+                                   {"t.py::test_float64_is_refused", {}}};
+  auto out = judge(tests, passed_run(tests));
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].rule, msg::IntegrityRule::no_candidate_kernel);
+  EXPECT_NE(out.findings[0].detail.find("no device work at all, first "
+                                        "`t.py::test_float64_is_refused`"),
+            std::string::npos)
+      << out.findings[0].detail;
+}
+
+TEST(test_proof, host_tests_globs_allow_tests_without_a_candidate_kernel) {
+  auto s = spec();
+  s.target.host_tests = {"*::test_*_refused", "*::test_empty_*"};
+  std::vector<recorded_test> tests{{"t.py::test_a", {"port_k"}},
+                                   {"t.py::test_float64_is_refused", {}},
+                                   {"t.py::test_empty_input[0x8]", {"fill"}}};
+  auto out = judge(tests, passed_run(tests), s);
+  EXPECT_TRUE(out.findings.empty()) << out.findings[0].reason();
+  EXPECT_NE(out.note.find("2 of them excepted"), std::string::npos) << out.note;
+  // A glob excepts only the tests it matches.
+  s.target.host_tests = {"*::test_*_refused"};
+  out = judge(tests, passed_run(tests), s);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_NE(out.findings[0].detail.find("test_empty_input[0x8]"),
+            std::string::npos);
+}
+
+TEST(test_proof, failed_and_skipped_tests_need_no_candidate_kernel) {
+  std::vector<recorded_test> tests{{"t.py::test_a", {"port_k"}},
+                                   {"t.py::test_skip", {}}};
+  auto ev = passed_run(tests);
+  ev.report->tests[1].outcome = "skipped";
+  ev.counts->passed = ev.counts->executed = 1;
+  EXPECT_TRUE(judge(tests, ev).findings.empty());
+}
+
+TEST(test_proof, a_report_whose_passed_count_differs_from_pytest_is_tampered) {
+  // The report drops the test that passed on torch alone; the summary
+  // still counts it.
+  std::vector<recorded_test> tests{{"t.py::test_a", {"port_k"}},
+                                   {"t.py::test_b", {"torch_k"}}};
+  auto ev = passed_run(tests);
+  ev.report->tests.pop_back();
+  auto out = judge(tests, ev);
+  ASSERT_FALSE(out.findings.empty());
+  EXPECT_EQ(out.findings[0].rule, msg::IntegrityRule::harness_tampered);
+  EXPECT_NE(out.findings[0].detail.find("reports 1 passed tests, pytest's "
+                                        "summary 2"),
+            std::string::npos)
+      << out.findings[0].detail;
+  // Its range is in the trace though the report does not list it.
+  ASSERT_EQ(out.findings.size(), 2u);
+  EXPECT_EQ(out.findings[1].rule, msg::IntegrityRule::harness_tampered);
+  EXPECT_NE(out.findings[1].detail.find("`t.py::test_b`"), std::string::npos);
+}
+
+TEST(test_proof, a_passed_test_whose_range_is_missing_is_tampered) {
+  std::vector<recorded_test> tests{{"t.py::test_a", {"port_k"}},
+                                   {"t.py::test_b", {"torch_k"}, 0, false}};
+  auto out = judge(tests, passed_run(tests));
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].rule, msg::IntegrityRule::harness_tampered);
+  EXPECT_NE(out.findings[0].detail.find("no kport.test range"),
+            std::string::npos)
+      << out.findings[0].detail;
+  EXPECT_NE(out.findings[0].detail.find("`t.py::test_b`"), std::string::npos);
+}
+
+TEST(test_proof, a_missing_report_with_passed_tests_is_tampered) {
+  std::vector<recorded_test> tests{{"t.py::test_a", {"port_k"}}};
+  auto ev = passed_run(tests);
+  ev.report.reset();
+  auto out = judge(tests, ev);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].rule, msg::IntegrityRule::harness_tampered);
+  EXPECT_NE(out.findings[0].detail.find("wrote no report"), std::string::npos);
+}
+
+TEST(test_proof, without_the_plugin_there_is_no_finding_but_a_note) {
+  // A GoogleTest suite: no plugin, no ranges, no report.
+  test_run_evidence ev;
+  ev.plugin_absent = "the suite is not pytest's (gtest summary)";
+  auto out = judge({{"x", {"torch_k"}, 0, false}}, ev);
+  EXPECT_TRUE(out.findings.empty());
+  EXPECT_EQ(out.note, "proof per test did not run: the suite is not pytest's "
+                      "(gtest summary)");
+  // A plugin without NVTX (no torch): no ranges, no evidence either way.
+  std::vector<recorded_test> tests{{"t.py::test_a", {"port_k"}, 0, false}};
+  auto no_nvtx = passed_run(tests);
+  no_nvtx.report->ranges = false;
+  out = judge(tests, no_nvtx);
+  EXPECT_TRUE(out.findings.empty()) << out.findings[0].reason();
+  EXPECT_NE(out.note.find("had no NVTX"), std::string::npos) << out.note;
+}
+
+TEST(test_proof, the_plugins_report_is_read_strictly) {
+  // What the plugin writes (json.dump, sort_keys).
+  auto r = parse_test_report(
+      R"({"ranges": true, "tests": [{"id": "t.py::test_a[x]", "outcome": "passed"}]})",
+      "test-report.json");
+  ASSERT_TRUE(r) << r.err().message;
+  EXPECT_TRUE(r->ranges);
+  ASSERT_EQ(r->tests.size(), 1u);
+  EXPECT_EQ(r->tests[0].id, "t.py::test_a[x]");
+  EXPECT_EQ(r->tests[0].outcome, "passed");
+  auto bad = parse_test_report(R"({"tests": [{"id": "a"}]})", "r.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.err().message.find("r.json"), std::string::npos)
+      << bad.err().message;
+}
+
+} // namespace
+} // namespace kport::gates
