@@ -54,9 +54,13 @@ namespace {
 /// the candidate's process): read as no report, which the check names.
 test_run_evidence test_evidence(const std::string& dir,
                                 const std::optional<test_counts>& counts,
-                                const std::string& inject_path) {
+                                const std::string& inject_path,
+                                const std::vector<trace::trace>& traces) {
   test_run_evidence ev;
   ev.counts = counts;
+  for (auto& t : traces)
+    ev.dropped += t.dropped_by.cupti_records + t.dropped_by.cupti_buffers +
+                  t.dropped_by.over_cap + t.dropped_by.signal_skipped;
   if (sdk_python_dir(inject_path).empty())
     ev.plugin_absent = "kport's Python SDK was not found, so its pytest "
                        "plugin was not loaded (KPORT_SDK_PYTHON)";
@@ -177,7 +181,7 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
     for (auto& f : check_test_fallback(per_test, *ctx.spec, run_label{"test"}))
       findings.push_back(std::move(f));
     auto tests = check_test_proof(
-        per_test, test_evidence(dir.string(), counts, ctx.inject_path),
+        per_test, test_evidence(dir.string(), counts, ctx.inject_path, result->traces),
         *ctx.spec, run_label{"test"});
     for (auto& f : tests.findings)
       findings.push_back(std::move(f));
@@ -185,6 +189,9 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
       order_findings(findings);
       return finish_on_findings(ctx, report, std::move(findings));
     }
+    if (!tests.blocked.empty())
+      return finish_gate(ctx, report, msg::Verdict::BLOCKED,
+                         msg::FailureClass::env, tests.blocked);
     report.notes.push_back(tests.note);
     if (!proof.reference_kernels.empty())
       report.notes.push_back(fmt::format(

@@ -187,6 +187,13 @@ check_test_proof(const std::map<std::string, test_kernels>& tests,
                "(torch.cuda.nvtx) to open kport.test ranges with";
     return out;
   }
+  if (run.dropped > 0) {
+    out.blocked = fmt::format(
+        "no proof per test: the test run's trace lost {} records, so a "
+        "test's range or kernels may be among them",
+        run.dropped);
+    return out;
+  }
   std::vector<std::string> nothing, library;
   int allowed = 0;
   for (auto& id : passed) {

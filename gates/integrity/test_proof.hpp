@@ -68,6 +68,9 @@ struct test_run_evidence {
   std::string plugin_absent;
   std::optional<test_report> report; ///< nothing: no report file
   std::optional<test_counts> counts; ///< the summary the run printed
+  /// Records the traces lost (CUPTI records or buffers, over the cap, a
+  /// signal): a missing range or kernel may be one of them.
+  std::uint64_t dropped = 0;
 };
 
 /// The proof per test's findings, and a note for the gate's report (what it
@@ -75,6 +78,7 @@ struct test_run_evidence {
 struct test_proof_outcome {
   std::vector<integrity_finding> findings;
   std::string note;
+  std::string blocked; ///< why the evidence cannot decide: BLOCKED
 };
 
 /// Every passed test must launch a candidate kernel (issue 20, item 11).
@@ -88,7 +92,8 @@ struct test_proof_outcome {
 /// `target.host_tests` lists it (argument checks, empty inputs: tests that
 /// pass without the port's kernel whatever the port). Reference kernels in
 /// a range are check_test_fallback's. No plugin, or a plugin without NVTX,
-/// is no evidence either way: no finding, a note saying why.
+/// is no evidence either way: no finding, a note saying why. A trace that
+/// lost records cannot show a test's range or kernels: `blocked` says so.
 test_proof_outcome
 check_test_proof(const std::map<std::string, test_kernels>& tests,
                  const test_run_evidence& run, const port_spec& spec,

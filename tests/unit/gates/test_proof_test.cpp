@@ -203,6 +203,17 @@ TEST(test_proof, without_the_plugin_there_is_no_finding_but_a_note) {
   EXPECT_NE(out.note.find("had no NVTX"), std::string::npos) << out.note;
 }
 
+TEST(test_proof, a_trace_that_lost_records_is_blocked_not_judged) {
+  std::vector<recorded_test> tests{{"t.py::test_a", {"port_k"}},
+                                   {"t.py::test_b", {}, 0, false}};
+  auto ev = passed_run(tests);
+  ev.dropped = 3;
+  auto out = judge(tests, ev);
+  EXPECT_TRUE(out.findings.empty()) << out.findings[0].reason();
+  EXPECT_NE(out.blocked.find("lost 3 records"), std::string::npos)
+      << out.blocked;
+}
+
 TEST(test_proof, the_plugins_report_is_read_strictly) {
   // What the plugin writes (json.dump, sort_keys).
   auto r = parse_test_report(
