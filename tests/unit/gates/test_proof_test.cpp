@@ -232,3 +232,101 @@ TEST(test_proof, the_plugins_report_is_read_strictly) {
 
 } // namespace
 } // namespace kport::gates
+
+#include "gates/correctness_gate.hpp"
+#include "kport/config.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+namespace kport::gates {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The correctness gate on a GPU run, the device faked: the run "prints"
+/// pytest's summary, "writes" the plugin's report where kport asked for
+/// it (KPORT_TEST_REPORT), and leaves a recorded trace.
+class correctness_gate_proof : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("kport_test_proof_" + std::to_string(::getpid()));
+    fs::create_directories(dir_ / "attempt");
+    auto cfg = load_config({});
+    ASSERT_TRUE(cfg) << cfg.err().message;
+    cfg_ = *cfg;
+    spec_ = spec();
+    spec_.target.test = {"python3", "-m", "pytest", "-q"};
+    spec_.target.host_tests = {"*::test_*_refused"};
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  gate_outcome run(const std::vector<recorded_test>& tests,
+                   const std::string& summary, bool write_report = true) {
+    gate_context ctx;
+    ctx.cfg = &cfg_;
+    ctx.spec = &spec_;
+    ctx.job = "j";
+    ctx.job_dir = dir_.string();
+    ctx.workspace = dir_.string();
+    ctx.attempt_dir = (dir_ / "attempt").string();
+    ctx.run_measured = [&](const measured_run& r) -> result<run_result> {
+      std::string report_path;
+      for (auto& [k, v] : r.process.env)
+        if (k == "KPORT_TEST_REPORT")
+          report_path = v;
+      if (write_report) {
+        std::ofstream out{report_path};
+        out << R"({"ranges": true, "tests": [)";
+        for (std::size_t i = 0; i < tests.size(); ++i)
+          out << (i ? ", " : "") << R"({"id": ")" << tests[i].id
+              << R"(", "outcome": "passed"})";
+        out << "]}\n";
+      }
+      run_result rr;
+      rr.backend = "cuda";
+      rr.outcome.exit_code = 0;
+      rr.outcome.tail = summary + "\n";
+      auto t = test_run(tests);
+      t.cuda_active = t.cupti_active = true;
+      rr.traces.push_back(t);
+      return rr;
+    };
+    return run_correctness_gate(ctx);
+  }
+
+  fs::path dir_;
+  engine_config cfg_;
+  port_spec spec_;
+};
+
+TEST_F(correctness_gate_proof,
+       every_passed_test_with_a_candidate_kernel_passes) {
+  auto out =
+      run({{"t.py::test_a", {"port_k"}}, {"t.py::test_float64_is_refused", {}}},
+          "2 passed in 0.10s");
+  EXPECT_EQ(out.verdict, msg::Verdict::ALL_PASS) << out.reason;
+}
+
+TEST_F(correctness_gate_proof, a_test_passed_on_torch_alone_is_rejected) {
+  auto out = run({{"t.py::test_a", {"port_k"}},
+                  {"t.py::test_small", {"softmax_warp_forward"}}},
+                 "2 passed in 0.10s");
+  EXPECT_EQ(out.verdict, msg::Verdict::FAIL);
+  EXPECT_EQ(out.reason.rfind("no_candidate_kernel: passed without launching "
+                             "a candidate kernel: t.py::test_small",
+                             0),
+            0u)
+      << out.reason;
+}
+
+TEST_F(correctness_gate_proof, a_removed_report_is_harness_tampering) {
+  auto out = run({{"t.py::test_a", {"port_k"}}}, "1 passed in 0.10s", false);
+  EXPECT_EQ(out.verdict, msg::Verdict::FAIL);
+  EXPECT_EQ(out.reason.rfind("harness_tampered: ", 0), 0u) << out.reason;
+}
+
+} // namespace
+} // namespace kport::gates
