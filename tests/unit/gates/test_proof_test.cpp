@@ -330,3 +330,57 @@ TEST_F(correctness_gate_proof, a_removed_report_is_harness_tampering) {
 
 } // namespace
 } // namespace kport::gates
+
+#include "core/atomic_file.hpp"
+#include "core/process_runner.hpp"
+
+namespace kport::gates {
+namespace {
+
+// The plugin's report as the plugin writes it reads back through the
+// schema (pytest itself stubbed: the hooks are plain functions).
+TEST(test_proof, the_plugins_own_report_reads_back) {
+  auto dir = fs::temp_directory_path() /
+             ("kport_test_report_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto path = (dir / "test-report.json").string();
+  core::process_spec p;
+  p.argv = {KPORT_PYTHON, "-c", R"(
+import os, sys, types
+sys.path.insert(0, sys.argv[1])
+stub = types.ModuleType("pytest")
+stub.hookimpl = lambda **kw: (lambda f: f)
+sys.modules["pytest"] = stub
+sys.modules["torch"] = None  # no torch: the plugin opens no range
+from kport_bench import pytest_plugin as plugin
+plugin.pytest_configure(None)
+R = types.SimpleNamespace
+for nodeid, when, outcome in [("t.py::test_a[x]", "setup", "passed"),
+                              ("t.py::test_a[x]", "call", "passed"),
+                              ("t.py::test_b", "setup", "skipped"),
+                              ("t.py::test_c", "call", "failed")]:
+    plugin.pytest_runtest_logreport(R(nodeid=nodeid, when=when, outcome=outcome))
+plugin.pytest_sessionfinish(None, 0)
+)",
+            KPORT_PYTHON_DIR};
+  p.env.emplace_back("KPORT_TEST_REPORT", path);
+  p.log_path = (dir / "log").string();
+  auto ran = core::run_process(p, nullptr);
+  ASSERT_TRUE(ran) << ran.err().message;
+  ASSERT_TRUE(ran->succeeded()) << ran->describe() << ran->tail;
+  auto text = core::read_file(path, 1 << 20);
+  ASSERT_TRUE(text) << text.err().message;
+  auto r = parse_test_report(*text, path);
+  ASSERT_TRUE(r) << r.err().message;
+  EXPECT_FALSE(r->ranges);
+  ASSERT_EQ(r->tests.size(), 3u);
+  EXPECT_EQ(r->tests[0].id, "t.py::test_a[x]");
+  EXPECT_EQ(r->tests[0].outcome, "passed");
+  EXPECT_EQ(r->tests[1].outcome, "skipped");
+  EXPECT_EQ(r->tests[2].outcome, "failed");
+  fs::remove_all(dir);
+}
+
+} // namespace
+} // namespace kport::gates
