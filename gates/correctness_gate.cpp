@@ -58,6 +58,7 @@ test_run_evidence test_evidence(const std::string& dir,
                                 const std::vector<trace::trace>& traces) {
   test_run_evidence ev;
   ev.counts = counts;
+  ev.plugin_started = test_plugin_started(traces);
   for (auto& t : traces)
     ev.dropped += t.dropped_by.cupti_records + t.dropped_by.cupti_buffers +
                   t.dropped_by.over_cap + t.dropped_by.signal_skipped;

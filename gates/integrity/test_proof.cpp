@@ -63,6 +63,14 @@ kernels_per_test(const std::vector<trace::trace>& traces,
   return out;
 }
 
+bool test_plugin_started(const std::vector<trace::trace>& traces) {
+  for (auto& t : traces)
+    for (auto& r : t.ranges)
+      if (r.name == nvtx::test_prefix)
+        return true;
+  return false;
+}
+
 std::vector<integrity_finding>
 check_test_fallback(const std::map<std::string, test_kernels>& tests,
                     const port_spec& spec, const run_label& where) {
@@ -180,7 +188,12 @@ check_test_proof(const std::map<std::string, test_kernels>& tests,
                          "plugin's report does not list: {}",
                          unlisted.size(), first_ids(unlisted)),
              static_cast<int>(unlisted.size()));
-  if (!run.report->ranges && !any_range) {
+  if (!run.report->ranges && run.plugin_started)
+    tampered("kport's pytest plugin opened its kport.test: range when pytest "
+             "started, yet its report says it had no NVTX to open the test "
+             "ranges with",
+             0);
+  if (!run.report->ranges && !any_range && !run.plugin_started) {
     // The plugin opens the ranges through torch's NVTX: a suite without
     // torch has none, and no range is no evidence either way.
     out.note = "proof per test did not run: the pytest plugin had no NVTX "

@@ -34,6 +34,11 @@ std::map<std::string, test_kernels>
 kernels_per_test(const std::vector<trace::trace>& traces,
                  const port_spec& spec);
 
+/// Whether the pytest plugin started with NVTX in one of the traces: it
+/// opens and closes a bare `kport.test:` range when pytest configures,
+/// before the candidate is imported.
+bool test_plugin_started(const std::vector<trace::trace>& traces);
+
 /// fallback at a test: a reference kernel inside a test's range, unless the
 /// spec lets the suite call the reference as its oracle
 /// (target.test_oracle = "reference"). A port that falls back to the
@@ -71,6 +76,7 @@ struct test_run_evidence {
   /// Records the traces lost (CUPTI records or buffers, over the cap, a
   /// signal): a missing range or kernel may be one of them.
   std::uint64_t dropped = 0;
+  bool plugin_started = false; ///< test_plugin_started
 };
 
 /// The proof per test's findings, and a note for the gate's report (what it

@@ -203,6 +203,29 @@ TEST(test_proof, without_the_plugin_there_is_no_finding_but_a_note) {
   EXPECT_NE(out.note.find("had no NVTX"), std::string::npos) << out.note;
 }
 
+TEST(test_proof, a_report_that_denies_the_plugins_nvtx_is_tampered) {
+  // The report rewritten to "no NVTX" and every test range suppressed; the
+  // plugin's own range from before the candidate was imported remains.
+  std::vector<recorded_test> tests{{"t.py::test_a", {"torch_k"}, 0, false}};
+  auto t = test_run(tests);
+  trace::trace_range started;
+  started.id = 99;
+  started.name = "kport.test:";
+  t.ranges.push_back(started);
+  EXPECT_TRUE(test_plugin_started({t}));
+  EXPECT_FALSE(test_plugin_started({test_run(tests)}));
+  auto ev = passed_run(tests);
+  ev.report->ranges = false;
+  ev.plugin_started = true;
+  auto out = check_test_proof(kernels_per_test({t}, spec()), ev, spec(),
+                              run_label{"test"});
+  ASSERT_FALSE(out.findings.empty());
+  EXPECT_EQ(out.findings[0].rule, msg::IntegrityRule::harness_tampered);
+  EXPECT_NE(out.findings[0].detail.find("says it had no NVTX"),
+            std::string::npos)
+      << out.findings[0].detail;
+}
+
 TEST(test_proof, a_trace_that_lost_records_is_blocked_not_judged) {
   std::vector<recorded_test> tests{{"t.py::test_a", {"port_k"}},
                                    {"t.py::test_b", {}, 0, false}};
@@ -337,9 +360,10 @@ TEST_F(correctness_gate_proof, a_removed_report_is_harness_tampering) {
 namespace kport::gates {
 namespace {
 
-// The plugin's report as the plugin writes it reads back through the
-// schema (pytest itself stubbed: the hooks are plain functions).
-TEST(test_proof, the_plugins_own_report_reads_back) {
+// The plugin opens its ranges with the NVTX functions it took when pytest
+// started (a later patch does not take them away), and its report reads back
+// through the schema (pytest and torch stubbed: the hooks are plain functions).
+TEST(test_proof, the_plugin_keeps_its_nvtx_and_its_report_reads_back) {
   auto dir = fs::temp_directory_path() /
              ("kport_test_report_" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -352,10 +376,24 @@ sys.path.insert(0, sys.argv[1])
 stub = types.ModuleType("pytest")
 stub.hookimpl = lambda **kw: (lambda f: f)
 sys.modules["pytest"] = stub
-sys.modules["torch"] = None  # no torch: the plugin opens no range
+# torch's NVTX, recording what the plugin pushes.
+pushed = []
+nvtx = types.SimpleNamespace(range_push=pushed.append,
+                             range_pop=lambda: pushed.append("pop"))
+sys.modules["torch"] = types.SimpleNamespace(cuda=types.SimpleNamespace(nvtx=nvtx))
 from kport_bench import pytest_plugin as plugin
 plugin.pytest_configure(None)
+# Patched after pytest started (the candidate is imported at collection):
+# the plugin keeps the functions it took.
+nvtx.range_push = nvtx.range_pop = lambda *a: None
 R = types.SimpleNamespace
+wrapper = plugin.pytest_runtest_protocol(R(nodeid="t.py::test_a[x]"), None)
+next(wrapper)
+try:
+    next(wrapper)
+except StopIteration:
+    pass
+assert pushed == ["kport.test:", "pop", "kport.test:t.py::test_a[x]", "pop"], pushed
 for nodeid, when, outcome in [("t.py::test_a[x]", "setup", "passed"),
                               ("t.py::test_a[x]", "call", "passed"),
                               ("t.py::test_b", "setup", "skipped"),
@@ -373,7 +411,7 @@ plugin.pytest_sessionfinish(None, 0)
   ASSERT_TRUE(text) << text.err().message;
   auto r = parse_test_report(*text, path);
   ASSERT_TRUE(r) << r.err().message;
-  EXPECT_FALSE(r->ranges);
+  EXPECT_TRUE(r->ranges);
   ASSERT_EQ(r->tests.size(), 3u);
   EXPECT_EQ(r->tests[0].id, "t.py::test_a[x]");
   EXPECT_EQ(r->tests[0].outcome, "passed");
