@@ -4,8 +4,8 @@
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
 #include "gates/integrity/reference_rules.hpp"
-#include "gates/integrity/trace_rules.hpp"
 #include "gates/integrity/test_proof.hpp"
+#include "gates/integrity/trace_rules.hpp"
 #include "gates/proof.hpp"
 #include "gates/sdk_path.hpp"
 
@@ -182,7 +182,8 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
     for (auto& f : check_test_fallback(per_test, *ctx.spec, run_label{"test"}))
       findings.push_back(std::move(f));
     auto tests = check_test_proof(
-        per_test, test_evidence(dir.string(), counts, ctx.inject_path, result->traces),
+        per_test,
+        test_evidence(dir.string(), counts, ctx.inject_path, result->traces),
         *ctx.spec, run_label{"test"});
     for (auto& f : tests.findings)
       findings.push_back(std::move(f));
