@@ -5,6 +5,7 @@
 #include "messages/schema.hpp"
 #include "messages/test_report_generated.h"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <fnmatch.h>
 #include <set>
@@ -248,6 +249,18 @@ check_test_proof(const std::map<std::string, test_kernels>& tests,
                          "candidate kernel in its kport.test range, {} of "
                          "them excepted by target.host_tests",
                          passed.size(), allowed);
+  // A glob that matches no test of the report is likely stale (a renamed
+  // test): say so, as it would except a future test nobody meant.
+  std::vector<std::string> unused;
+  for (auto& p : spec.target.host_tests)
+    if (std::none_of(run.report->tests.begin(), run.report->tests.end(),
+                     [&](auto& t) {
+                       return ::fnmatch(p.c_str(), t.id.c_str(), 0) == 0;
+                     }))
+      unused.push_back(p);
+  if (!unused.empty())
+    out.note +=
+        "; target.host_tests patterns that matched no test: " + joined(unused);
   return out;
 }
 
