@@ -213,6 +213,7 @@ port_spec decode(const toml::table& t, const std::string& name,
                fmt::format("is `{}`: use \"none\" (the suite may not call "
                            "the reference) or \"reference\"",
                            s.target.test_oracle));
+  s.target.host_tests = tr.strings("host_tests");
   s.repo = absolute(dir, tr.string("repo", ""));
   if (!s.repo.empty() && !fs::exists(fs::path{s.repo} / ".git"))
     tr.fail_at("repo", fmt::format("names `{}`, which is not a git repository "

@@ -4,8 +4,8 @@
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
 #include "gates/integrity/reference_rules.hpp"
-#include "gates/integrity/trace_rules.hpp"
 #include "gates/integrity/test_proof.hpp"
+#include "gates/integrity/trace_rules.hpp"
 #include "gates/proof.hpp"
 #include "gates/sdk_path.hpp"
 
@@ -45,6 +45,38 @@ correctness_decision decide_correctness(const core::process_outcome& run,
   return {msg::Verdict::ALL_PASS, msg::FailureClass::none,
           fmt::format("{} tests passed", c->executed)};
 }
+
+namespace {
+
+/// The per-test evidence of a test run: whether kport loaded its pytest
+/// plugin (PYTEST_PLUGINS, below) into a pytest run, and the plugin's report.
+/// An unreadable or malformed report is the candidate's doing (it runs in
+/// the candidate's process): read as no report, which the check names.
+test_run_evidence test_evidence(const std::string& dir,
+                                const std::optional<test_counts>& counts,
+                                const std::string& inject_path,
+                                const std::vector<trace::trace>& traces) {
+  test_run_evidence ev;
+  ev.counts = counts;
+  ev.plugin_started = test_plugin_started(traces);
+  for (auto& t : traces)
+    ev.dropped += t.dropped_by.cupti_records + t.dropped_by.cupti_buffers +
+                  t.dropped_by.over_cap + t.dropped_by.signal_skipped;
+  if (sdk_python_dir(inject_path).empty())
+    ev.plugin_absent = "kport's Python SDK was not found, so its pytest "
+                       "plugin was not loaded (KPORT_SDK_PYTHON)";
+  else if (!counts || counts->format != "pytest")
+    ev.plugin_absent = fmt::format(
+        "the suite is not pytest's ({} summary): no kport.test ranges",
+        counts ? counts->format : "no");
+  auto path = (fs::path{dir} / "test-report.json").string();
+  if (auto text = core::read_file(path, 64u << 20))
+    if (auto r = parse_test_report(*text, path))
+      ev.report = std::move(*r);
+  return ev;
+}
+
+} // namespace
 
 gate_outcome run_correctness_gate(const gate_context& ctx) {
   msg::GateReportT report;
@@ -149,19 +181,20 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
     auto per_test = kernels_per_test(result->traces, *ctx.spec);
     for (auto& f : check_test_fallback(per_test, *ctx.spec, run_label{"test"}))
       findings.push_back(std::move(f));
+    auto tests = check_test_proof(
+        per_test,
+        test_evidence(dir.string(), counts, ctx.inject_path, result->traces),
+        *ctx.spec, run_label{"test"});
+    for (auto& f : tests.findings)
+      findings.push_back(std::move(f));
     if (!findings.empty()) {
       order_findings(findings);
       return finish_on_findings(ctx, report, std::move(findings));
     }
-    if (!per_test.empty()) {
-      int without = 0;
-      for (auto& [id, k] : per_test)
-        without += k.candidate.empty();
-      report.notes.push_back(fmt::format(
-          "proof per test: {} tests launched kernels in their kport.test "
-          "range, {} of them no candidate kernel",
-          per_test.size(), without));
-    }
+    if (!tests.blocked.empty())
+      return finish_gate(ctx, report, msg::Verdict::BLOCKED,
+                         msg::FailureClass::env, tests.blocked);
+    report.notes.push_back(tests.note);
     if (!proof.reference_kernels.empty())
       report.notes.push_back(fmt::format(
           "reference kernels ran beside the candidate's during the tests "

@@ -32,9 +32,11 @@ constexpr std::array<rule_def, rule_count> rules{{
      "activity collection switched off or flushed away by the process"},
     {msg::IntegrityRule::harness_tampered, false, true, true,
      "the bench helper's self-checks and its ranges (flush, inputs, digest) "
-     "on both sides",
+     "on both sides; the pytest plugin's report against pytest's summary "
+     "and the kport.test ranges",
      "a helper step that did not happen, a helper function replaced, a "
-     "lazy or subclassed output, or a range structure unlike the declared"},
+     "lazy or subclassed output, a range structure unlike the declared, or "
+     "a test report unlike the summary or the ranges"},
     {msg::IntegrityRule::no_tests_ran, false, true, false,
      "test counts of the test run",
      "the test run executed no test: all skipped, none collected, filtered "
@@ -44,8 +46,10 @@ constexpr std::array<rule_def, rule_count> rules{{
      "a reference kernel ran in a candidate bench run, or only reference "
      "kernels ran during the tests"},
     {msg::IntegrityRule::no_candidate_kernel, false, true, true,
-     "kernels of the test and bench traces, candidate patterns",
-     "no kernel matching the candidate patterns ran in a test or bench run"},
+     "kernels of the test and bench traces, candidate patterns; per passed "
+     "test, its kport.test range and target.host_tests",
+     "no kernel matching the candidate patterns ran in a test or bench run, "
+     "or a passed test launched none in its range"},
     {msg::IntegrityRule::work_outside_window, false, false, true,
      "bench traces: each kernel's launch range and its ancestors",
      "a candidate kernel launched outside every kport: and kport.warmup: "

@@ -2,8 +2,12 @@
 
 #include "gates/proof.hpp"
 #include "kport/nvtx_convention.hpp"
+#include "messages/schema.hpp"
+#include "messages/test_report_generated.h"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <fnmatch.h>
 #include <set>
 #include <unordered_map>
 
@@ -17,25 +21,29 @@ kernels_per_test(const std::vector<trace::trace>& traces,
   std::map<std::string, test_kernels> out;
   for (auto& t : traces) {
     std::unordered_map<std::int64_t, const trace::trace_range*> by_id;
-    for (auto& r : t.ranges)
+    for (auto& r : t.ranges) {
       by_id[r.id] = &r;
-    for (auto& k : t.kernels) {
-      // The test's range may be an ancestor: a candidate's own range
-      // inside a test does not take its launches out of the test. Bounded
-      // by the number of ranges, whatever a damaged trace's parents say.
-      std::string test;
+      if (auto id = nvtx::suffix(r.name, nvtx::test_prefix); !id.empty())
+        out[std::string{id}].ranged = true;
+    }
+    // The test's range may be an ancestor: a candidate's own range inside a
+    // test does not take its launches out of the test. Bounded by the
+    // number of ranges, whatever a damaged trace's parents say.
+    auto test_of = [&](std::int64_t at) {
       std::size_t steps = 0;
-      for (auto at = k.range; at >= 0 && steps <= by_id.size(); ++steps) {
+      for (; at >= 0 && steps <= by_id.size(); ++steps) {
         auto r = by_id.find(at);
         if (r == by_id.end())
           break;
         if (auto id = nvtx::suffix(r->second->name, nvtx::test_prefix);
-            !id.empty()) {
-          test = std::string{id};
-          break;
-        }
+            !id.empty())
+          return std::string{id};
         at = r->second->parent;
       }
+      return std::string{};
+    };
+    for (auto& k : t.kernels) {
+      auto test = test_of(k.range);
       if (test.empty())
         continue;
       auto& shown = k.demangled.empty() ? k.name : k.demangled;
@@ -45,12 +53,23 @@ kernels_per_test(const std::vector<trace::trace>& traces,
       else if (kernel_matches(k, spec.reference.kernels))
         names[test].second.insert(shown);
     }
+    for (auto& m : t.memops)
+      if (auto test = test_of(m.range); !test.empty())
+        ++out[test].memops;
   }
   for (auto& [test, n] : names) {
     out[test].candidate.assign(n.first.begin(), n.first.end());
     out[test].reference.assign(n.second.begin(), n.second.end());
   }
   return out;
+}
+
+bool test_plugin_started(const std::vector<trace::trace>& traces) {
+  for (auto& t : traces)
+    for (auto& r : t.ranges)
+      if (r.name == nvtx::test_prefix)
+        return true;
+  return false;
 }
 
 std::vector<integrity_finding>
@@ -78,6 +97,170 @@ check_test_fallback(const std::map<std::string, test_kernels>& tests,
   f.kernels.assign(kernels.begin(), kernels.end());
   f.count = static_cast<int>(fell_back.size());
   out.push_back(std::move(f));
+  return out;
+}
+
+result<test_report> parse_test_report(std::string_view json,
+                                      std::string_view source) {
+  auto bin = messages::artifact_from_json("test_report", json, source);
+  if (!bin)
+    return std::move(bin).err();
+  const auto* r = msg::GetTestReport(bin->data());
+  test_report out;
+  out.ranges = r->ranges();
+  if (const auto* tests = r->tests())
+    for (const auto* t : *tests)
+      out.tests.push_back({t->id()->str(), t->outcome()->str()});
+  return out;
+}
+
+namespace {
+
+bool host_test(const std::string& id, const port_spec& spec) {
+  for (auto& p : spec.target.host_tests)
+    if (::fnmatch(p.c_str(), id.c_str(), 0) == 0)
+      return true;
+  return false;
+}
+
+/// "`a`, `b` and 3 more": the first few ids of a list a finding names.
+std::string first_ids(const std::vector<std::string>& ids) {
+  std::string out;
+  std::size_t shown = std::min<std::size_t>(ids.size(), 3);
+  for (std::size_t i = 0; i < shown; ++i)
+    out += fmt::format("{}`{}`", i ? ", " : "", ids[i]);
+  if (ids.size() > shown)
+    out += fmt::format(" and {} more", ids.size() - shown);
+  return out;
+}
+
+} // namespace
+
+test_proof_outcome
+check_test_proof(const std::map<std::string, test_kernels>& tests,
+                 const test_run_evidence& run, const port_spec& spec,
+                 const run_label& where) {
+  test_proof_outcome out;
+  auto tampered = [&](std::string detail, int count) {
+    auto f = make_finding(msg::IntegrityRule::harness_tampered, where, "",
+                          std::move(detail));
+    f.count = count;
+    out.findings.push_back(std::move(f));
+  };
+  if (!run.plugin_absent.empty()) {
+    out.note = "proof per test did not run: " + run.plugin_absent;
+    return out;
+  }
+  int summary_passed = run.counts ? run.counts->passed : 0;
+  if (!run.report) {
+    // pytest loads PYTEST_PLUGINS or stops: a pytest summary without the
+    // report means the report was removed or the plugin's hook undone.
+    if (summary_passed > 0)
+      tampered(fmt::format("pytest's summary shows {} passed tests but kport's "
+                           "pytest plugin wrote no report (KPORT_TEST_REPORT)",
+                           summary_passed),
+               summary_passed);
+    else
+      out.note = "proof per test did not run: the plugin wrote no report "
+                 "and no test passed";
+    return out;
+  }
+  std::set<std::string> listed;
+  std::vector<std::string> passed;
+  for (auto& t : run.report->tests) {
+    listed.insert(t.id);
+    if (t.outcome == "passed")
+      passed.push_back(t.id);
+  }
+  if (static_cast<int>(passed.size()) != summary_passed)
+    tampered(fmt::format("kport's pytest plugin reports {} passed tests, "
+                         "pytest's summary {}",
+                         passed.size(), summary_passed),
+             summary_passed);
+  std::vector<std::string> unlisted, unranged;
+  bool any_range = false;
+  for (auto& [id, k] : tests) {
+    any_range = any_range || k.ranged;
+    if (!listed.count(id))
+      unlisted.push_back(id);
+  }
+  if (!unlisted.empty())
+    tampered(fmt::format("the trace holds kport.test ranges of {} tests the "
+                         "plugin's report does not list: {}",
+                         unlisted.size(), first_ids(unlisted)),
+             static_cast<int>(unlisted.size()));
+  if (!run.report->ranges && run.plugin_started)
+    tampered("kport's pytest plugin opened its kport.test: range when pytest "
+             "started, yet its report says it had no NVTX to open the test "
+             "ranges with",
+             0);
+  if (!run.report->ranges && !any_range && !run.plugin_started) {
+    // The plugin opens the ranges through torch's NVTX: a suite without
+    // torch has none, and no range is no evidence either way.
+    out.note = "proof per test did not run: the pytest plugin had no NVTX "
+               "(torch.cuda.nvtx) to open kport.test ranges with";
+    return out;
+  }
+  if (run.dropped > 0) {
+    out.blocked = fmt::format(
+        "no proof per test: the test run's trace lost {} records, so a "
+        "test's range or kernels may be among them",
+        run.dropped);
+    return out;
+  }
+  std::vector<std::string> nothing, library;
+  int allowed = 0;
+  for (auto& id : passed) {
+    auto k = tests.find(id);
+    if (k == tests.end() || !k->second.ranged) {
+      unranged.push_back(id);
+      continue;
+    }
+    if (!k->second.candidate.empty())
+      continue;
+    if (host_test(id, spec)) {
+      ++allowed;
+      continue;
+    }
+    (k->second.launches + k->second.memops ? library : nothing).push_back(id);
+  }
+  if (!unranged.empty())
+    tampered(fmt::format("{} passed tests have no kport.test range in the "
+                         "trace (the plugin opens one around every test): {}",
+                         unranged.size(), first_ids(unranged)),
+             static_cast<int>(unranged.size()));
+  if (!library.empty() || !nothing.empty()) {
+    auto& first = library.empty() ? nothing.front() : library.front();
+    auto f = make_finding(
+        msg::IntegrityRule::no_candidate_kernel, where, "",
+        fmt::format(
+            "passed without launching a candidate kernel: {} ({} passed "
+            "tests launched only library kernels or copies{}, {} no device "
+            "work at all{}); a test that needs no kernel of the port "
+            "(an argument check) belongs in target.host_tests",
+            first, library.size(),
+            library.empty() ? "" : ", first `" + library.front() + "`",
+            nothing.size(),
+            nothing.empty() ? "" : ", first `" + nothing.front() + "`"));
+    f.count = static_cast<int>(library.size() + nothing.size());
+    out.findings.push_back(std::move(f));
+  }
+  out.note = fmt::format("proof per test: {} passed tests, each launched a "
+                         "candidate kernel in its kport.test range, {} of "
+                         "them excepted by target.host_tests",
+                         passed.size(), allowed);
+  // A glob that matches no test of the report is likely stale (a renamed
+  // test): say so, as it would except a future test nobody meant.
+  std::vector<std::string> unused;
+  for (auto& p : spec.target.host_tests)
+    if (std::none_of(run.report->tests.begin(), run.report->tests.end(),
+                     [&](auto& t) {
+                       return ::fnmatch(p.c_str(), t.id.c_str(), 0) == 0;
+                     }))
+      unused.push_back(p);
+  if (!unused.empty())
+    out.note +=
+        "; target.host_tests patterns that matched no test: " + joined(unused);
   return out;
 }
 

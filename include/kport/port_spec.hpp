@@ -34,6 +34,10 @@ struct port_side {
   /// ("reference") or not ("none": a reference kernel in a test is a
   /// fallback).
   std::string test_oracle = "none";
+  /// Target only: glob patterns (fnmatch) of test ids that may pass
+  /// without launching a candidate kernel (argument checks, empty inputs);
+  /// every other passed test must launch one in its kport.test range.
+  std::vector<std::string> host_tests;
 };
 
 /// How a figure of an agent's usage report is read from its log: the first

@@ -9,7 +9,15 @@ kernel there is a fallback at that test (unless the spec lets the suite
 use the reference as its oracle, ``target.test_oracle = "reference"``).
 
 With ``KPORT_TEST_REPORT`` set to a path, it also writes the outcome of each
-test there at the end of the session (JSON: ``{"tests": [{"id", "outcome"}]}``).
+test there at the end of the session (JSON: ``{"tests": [{"id", "outcome"}],
+"ranges": bool}``, messages/test_report.fbs). The gate checks it against
+pytest's summary and the trace: every passed test must have launched a
+candidate kernel inside its range, unless the spec's ``target.host_tests``
+lists it.
+
+NVTX's push and pop are taken when pytest configures, before the suite (and
+the candidate it imports) is collected: patching ``torch.cuda.nvtx`` later
+does not take the ranges away.
 
 Without torch (or without CUDA) the ranges are simply not opened.
 """
@@ -25,6 +33,8 @@ import pytest
 from .pytest_plugin_names import TEST_PREFIX
 
 _outcomes: dict[str, str] = {}
+_push = None
+_pop = None
 
 
 def _nvtx():
@@ -40,17 +50,29 @@ def _nvtx():
         return None
 
 
+def pytest_configure(config):
+    global _push, _pop
+    nvtx = _nvtx()
+    if nvtx is not None:
+        _push, _pop = nvtx.range_push, nvtx.range_pop
+        # The bare prefix says "the plugin started with NVTX" in the trace,
+        # before the suite (and the candidate it imports) is collected: a
+        # report that then claims no NVTX, or no report, is tampering.
+        _push(TEST_PREFIX)
+        _pop()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    nvtx = _nvtx()
     # Setup, call and teardown: a fixture's launches belong to its test.
-    if nvtx is not None:
-        nvtx.range_push(TEST_PREFIX + item.nodeid)
+    push, pop = _push, _pop
+    if push is not None:
+        push(TEST_PREFIX + item.nodeid)
     try:
         yield
     finally:
-        if nvtx is not None:
-            nvtx.range_pop()
+        if pop is not None:
+            pop()
 
 
 def pytest_runtest_logreport(report):
@@ -67,5 +89,5 @@ def pytest_sessionfinish(session, exitstatus):
         return
     tests = [{"id": nodeid, "outcome": outcome} for nodeid, outcome in sorted(_outcomes.items())]
     with open(path, "w", encoding="utf-8") as f:
-        json.dump({"tests": tests}, f, sort_keys=True)
+        json.dump({"tests": tests, "ranges": _push is not None}, f, sort_keys=True)
         f.write("\n")

@@ -84,9 +84,11 @@ TEST(cheat_corpus, every_recording_a_job_replays_is_a_valid_artifact) {
             messages::load_artifact_file(stage, (dir / "result.json").string());
         EXPECT_TRUE(r) << job.spec << ": " << r.err().message;
       }
-    // A cheat's own glue replaces the honest entry point.
-    auto integrate = fs::path{spec->agent_for("integrate").recording} /
-                     "integrate/1/files/softmax_impl.py";
+    // A cheat's own glue replaces the honest entry point: softmax_impl.py,
+    // or scale_add_impl.cu for the CUDA C++-bench jobs (cpp_*).
+    auto integrate =
+        fs::path{spec->agent_for("integrate").recording} / "integrate/1/files" /
+        (spec->op + (spec->op == "scale_add" ? "_impl.cu" : "_impl.py"));
     EXPECT_TRUE(fs::exists(integrate)) << integrate;
   }
 }

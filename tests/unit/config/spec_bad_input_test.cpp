@@ -97,5 +97,18 @@ TEST_F(spec_bad_input, every_agents_key_names_its_own_line) {
   refused(parse("", "drivr = \"x\"\n"), "spec.toml:12");
 }
 
+TEST_F(spec_bad_input, host_tests_are_read_as_globs) {
+  auto r = parse("host_tests = [\"*::test_*_refused\", \"t.py::test_x\"]");
+  ASSERT_TRUE(r) << r.err().message;
+  EXPECT_EQ(r->target.host_tests,
+            (std::vector<std::string>{"*::test_*_refused", "t.py::test_x"}));
+  EXPECT_TRUE(parse("")->target.host_tests.empty());
+}
+
+TEST_F(spec_bad_input, host_tests_that_are_not_strings_name_line_and_key) {
+  refused(parse("host_tests = \"*_refused\""), "spec.toml:8");
+  refused(parse("host_tests = [1]"), "target.host_tests");
+}
+
 } // namespace
 } // namespace kport::config
