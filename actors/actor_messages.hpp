@@ -7,6 +7,7 @@
 #include "core/cancel_token.hpp"
 #include "devices/measured_run.hpp"
 #include "evidence/journal.hpp"
+#include "kport/job.hpp"
 #include "kport/port_spec.hpp"
 #include "messages/job_state_generated.h"
 #include "messages/stage_outcome_generated.h"
@@ -114,35 +115,23 @@ typename Inspector::result_type inspect(Inspector& f, run_reply& x) {
   return f(caf::meta::type_name("run_reply"), x.error, x.fault, x.tag);
 }
 
-/// What a device reports about itself (`kport devices`, run summaries).
-struct device_status {
-  std::string name;
-  std::string backend;
-  std::string uuid;
-  bool lease = false;        ///< runs start side by side, one holds the device
-  int queued = 0;            ///< runs not started (start-up slots full)
-  int starting = 0;          ///< processes starting up, or done with the device
-  int waiting = 0;           ///< processes waiting for the lease
-  int leased = 0;            ///< 1 while a run holds the device
-  int runs = 0;              ///< runs finished
-  std::int64_t queue_ns = 0; ///< all runs' time in each phase so far
-  std::int64_t starting_ns = 0;
-  std::int64_t waiting_ns = 0;
-  std::int64_t leased_ns = 0;
-  std::int64_t busy_ns = 0; ///< cuda: kernel time; host: leased time
-  bool drained = false;
-  std::string drain_reason;
-};
+} // namespace kport::actors
 
+namespace kport {
+
+/// A device's status travels between actors as the public device_summary
+/// (include/kport/job.hpp), the one type `kport devices`, the daemon and the
+/// metrics read: the device actor fills it, the pool adds the drain, the
+/// engine hands it out as is. Its inspect lives here: the public header
+/// stays free of CAF.
 template<class Inspector>
-typename Inspector::result_type inspect(Inspector& f, device_status& x) {
-  return f(caf::meta::type_name("device_status"), x.name, x.backend, x.uuid,
-           x.lease, x.queued, x.starting, x.waiting, x.leased, x.runs,
-           x.queue_ns, x.starting_ns, x.waiting_ns, x.leased_ns, x.busy_ns,
-           x.drained, x.drain_reason);
+typename Inspector::result_type inspect(Inspector& f, device_summary& x) {
+  return f(caf::meta::type_name("device_summary"), x.name, x.backend, x.uuid,
+           x.runs, x.lease, x.queued_s, x.starting_s, x.waiting_s, x.leased_s,
+           x.busy_s, x.drained, x.drain_reason, x.pending, x.leased_now);
 }
 
-} // namespace kport::actors
+} // namespace kport
 
 CAF_BEGIN_TYPE_ID_BLOCK(kport, caf::first_custom_type_id)
 
@@ -153,8 +142,8 @@ CAF_ADD_TYPE_ID(kport, (kport::actors::job_request))
 CAF_ADD_TYPE_ID(kport, (kport::actors::submit_reply))
 CAF_ADD_TYPE_ID(kport, (kport::actors::run_request))
 CAF_ADD_TYPE_ID(kport, (kport::actors::run_reply))
-CAF_ADD_TYPE_ID(kport, (kport::actors::device_status))
-CAF_ADD_TYPE_ID(kport, (std::vector<kport::actors::device_status>))
+CAF_ADD_TYPE_ID(kport, (kport::device_summary))
+CAF_ADD_TYPE_ID(kport, (std::vector<kport::device_summary>))
 
 CAF_ADD_ATOM(kport, kport::actors, start_atom, "start")
 CAF_ADD_ATOM(kport, kport::actors, submit_atom, "submit")
@@ -174,12 +163,12 @@ namespace kport::actors {
 /// One device: runs one measured process at a time.
 using device_actor =
     caf::typed_actor<caf::replies_to<run_request>::with<run_reply>,
-                     caf::replies_to<status_atom>::with<device_status>>;
+                     caf::replies_to<status_atom>::with<device_summary>>;
 
 /// The device pool: places measured runs on devices.
 using pool_actor = caf::typed_actor<
     caf::replies_to<run_request>::with<run_reply>,
-    caf::replies_to<status_atom>::with<std::vector<device_status>>>;
+    caf::replies_to<status_atom>::with<std::vector<device_summary>>>;
 
 struct attempt_plan;
 

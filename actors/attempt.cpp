@@ -25,9 +25,9 @@ void report(caf::blocking_actor* self, const caf::actor& port,
             const pipeline::qualifier& qual, std::string reason,
             std::string artifact) {
   msg::StageOutcomeT out;
-  out.job = plan.job;
-  out.stage = plan.stage;
-  out.attempt = plan.attempt;
+  out.job = plan.attempt.job;
+  out.stage = plan.attempt.stage;
+  out.attempt = plan.attempt.number;
   out.verdict = verdict;
   out.qualifier = std::make_unique<msg::Qualifier>(pipeline::to_message(qual));
   out.reason = std::move(reason);
@@ -44,9 +44,9 @@ core::confinement agent_box(const attempt_plan& plan,
                                     core::probe_sandbox());
   agents::attempt_paths paths;
   paths.runs_dir = plan.env->runs_dir;
-  paths.job_dir = plan.job_dir;
-  paths.workspace = plan.workspace;
-  paths.attempt_dir = plan.attempt_dir;
+  paths.job_dir = plan.attempt.job_dir;
+  paths.workspace = plan.attempt.workspace;
+  paths.attempt_dir = plan.attempt.attempt_dir;
   paths.task_path = plan.task_path;
   paths.schema_path = inv.schema_path;
   paths.reference_dir = plan.spec->reference.dir;
@@ -59,26 +59,38 @@ core::confinement agent_box(const attempt_plan& plan,
 
 } // namespace
 
-void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
-                   caf::actor port) {
+agent_invocation invocation_of(const attempt_plan& plan) {
   agent_invocation inv;
-  inv.job = plan.job;
-  inv.stage = plan.stage;
   inv.attempt = plan.attempt;
   inv.task_path = plan.task_path;
-  inv.result_path = evidence::bundle::result_json(plan.attempt_dir);
-  inv.attempt_dir = plan.attempt_dir;
-  inv.workspace = plan.workspace;
+  inv.result_path = evidence::bundle::result_json(plan.attempt.attempt_dir);
   inv.schema_path =
       evidence::bundle::schema_path(plan.env->runs_dir, plan.def.type->name);
-  inv.log_path = evidence::bundle::agent_log(plan.attempt_dir);
+  inv.log_path = evidence::bundle::agent_log(plan.attempt.attempt_dir);
   inv.log_limit = plan.env->cfg->runtime.agent_log_limit;
-  inv.agent = &plan.spec->agent_for(plan.stage);
+  inv.agent = &plan.spec->agent_for(plan.attempt.stage);
   auto limit = std::min(std::chrono::duration<double>(inv.agent->timeout_s),
                         std::chrono::duration<double>(plan.def.deadline));
   inv.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(limit);
   inv.cancel = plan.cancel.get();
   inv.max_attempts = plan.def.max_attempts;
+  return inv;
+}
+
+gates::gate_context gate_context_of(const attempt_plan& plan) {
+  gates::gate_context ctx;
+  ctx.spec = plan.spec.get();
+  ctx.cfg = plan.env->cfg.get();
+  ctx.attempt = plan.attempt;
+  ctx.inject_path = plan.env->inject_path;
+  ctx.cancel = plan.cancel.get();
+  ctx.manifest = plan.manifest;
+  return ctx;
+}
+
+void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
+                   caf::actor port) {
+  auto inv = invocation_of(plan);
   // kport's copy of the task: unconfined, an agent could rewrite the file
   // and leave a forged task as evidence.
   auto task = core::read_file(inv.task_path, 16u << 20);
@@ -100,8 +112,8 @@ void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
            "");
     return;
   }
-  auto checked = agents::check_agent_result(plan.attempt_dir, inv.result_path,
-                                            *plan.def.type);
+  auto checked = agents::check_agent_result(plan.attempt.attempt_dir,
+                                            inv.result_path, *plan.def.type);
   if (!checked) {
     report(self, port, plan, msg::Verdict::AGENT_ERROR, {},
            checked.err().message, "");
@@ -122,17 +134,7 @@ void agent_attempt(caf::blocking_actor* self, attempt_plan plan,
 
 void gate_attempt(caf::blocking_actor* self, attempt_plan plan,
                   caf::actor port) {
-  gates::gate_context ctx;
-  ctx.spec = plan.spec.get();
-  ctx.cfg = plan.env->cfg.get();
-  ctx.job = plan.job;
-  ctx.job_dir = plan.job_dir;
-  ctx.workspace = plan.workspace;
-  ctx.reference_out = plan.reference_out;
-  ctx.attempt_dir = plan.attempt_dir;
-  ctx.inject_path = plan.env->inject_path;
-  ctx.cancel = plan.cancel.get();
-  ctx.manifest = plan.manifest;
+  auto ctx = gate_context_of(plan);
   auto pool = plan.env->pool;
   auto cancel = plan.cancel;
   ctx.run_measured_all = [self, pool, cancel, port,
@@ -156,10 +158,10 @@ void gate_attempt(caf::blocking_actor* self, attempt_plan plan,
           ++received;
           if (runs.size() > 1) { // progress: a bench's rounds done / total
             msg::JobStateT js;
-            js.job = plan.job;
+            js.job = plan.attempt.job;
             js.operator_ = plan.spec->op;
-            js.stage = plan.stage;
-            js.attempt = plan.attempt;
+            js.stage = plan.attempt.stage;
+            js.attempt = plan.attempt.number;
             js.runs_done = static_cast<int>(received);
             js.runs_total = static_cast<int>(runs.size());
             self->send(port, pack<msg::JobState>(js));

@@ -136,26 +136,30 @@ device(actors::device_actor::stateful_pointer<device_state> self,
         start_all(self, st.lease->admit(std::move(info)));
         return promise;
       },
-      [=](actors::status_atom) -> actors::device_status {
+      [=](actors::status_atom) -> device_summary {
         auto& st = self->state;
-        actors::device_status s;
+        // The lease counts nanoseconds; the user reads seconds.
+        auto sec = [](std::int64_t ns) {
+          return static_cast<double>(ns) / 1e9;
+        };
+        device_summary s;
         s.name = st.desc.name;
         s.backend = st.desc.backend;
         s.uuid = st.desc.uuid;
         s.runs = st.finished;
         s.lease = st.opts.lease;
+        std::int64_t leased_ns = 0;
         if (st.lease) {
           auto c = st.lease->counts();
-          s.queued = c.queued;
-          s.starting = c.starting;
-          s.waiting = c.waiting;
-          s.leased = c.leased;
-          s.queue_ns = c.total.queued_ns;
-          s.starting_ns = c.total.starting_ns;
-          s.waiting_ns = c.total.waiting_ns;
-          s.leased_ns = c.total.leased_ns;
+          s.pending = c.queued + c.starting + c.waiting;
+          s.leased_now = c.leased;
+          s.queued_s = sec(c.total.queued_ns);
+          s.starting_s = sec(c.total.starting_ns);
+          s.waiting_s = sec(c.total.waiting_ns);
+          leased_ns = c.total.leased_ns;
+          s.leased_s = sec(leased_ns);
         }
-        s.busy_ns = st.desc.backend == "cuda" ? st.kernel_ns : s.leased_ns;
+        s.busy_s = sec(st.desc.backend == "cuda" ? st.kernel_ns : leased_ns);
         return s;
       },
   };

@@ -65,12 +65,10 @@ device_pool(actors::pool_actor::stateful_pointer<device_pool_state> self,
                 });
         return rp;
       },
-      [=](actors::status_atom)
-          -> caf::result<std::vector<actors::device_status>> {
+      [=](actors::status_atom) -> caf::result<std::vector<device_summary>> {
         auto n = self->state.devices.size();
-        auto rp =
-            self->make_response_promise<std::vector<actors::device_status>>();
-        auto out = std::make_shared<std::vector<actors::device_status>>(n);
+        auto rp = self->make_response_promise<std::vector<device_summary>>();
+        auto out = std::make_shared<std::vector<device_summary>>(n);
         auto pending = std::make_shared<std::size_t>(n);
         if (n == 0) {
           rp.deliver(*out);
@@ -80,7 +78,7 @@ device_pool(actors::pool_actor::stateful_pointer<device_pool_state> self,
           self->request(self->state.devices[i], caf::infinite,
                         actors::status_atom_v)
               .then(
-                  [=](actors::device_status& s) mutable {
+                  [=](device_summary& s) mutable {
                     s.drained = self->state.places.drained(i);
                     s.drain_reason = self->state.places.drain_reason(i);
                     (*out)[i] = std::move(s);

@@ -133,13 +133,13 @@ void launch(self_ptr self, const std::string& stage) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   attempt_plan plan;
-  plan.job = st.job;
-  plan.job_dir = st.job_dir;
-  plan.workspace = st.workspace;
-  plan.reference_out = st.reference_out;
-  plan.attempt_dir = dir.string();
-  plan.stage = stage;
-  plan.attempt = st.attempt;
+  plan.attempt.job = st.job;
+  plan.attempt.stage = stage;
+  plan.attempt.number = st.attempt;
+  plan.attempt.job_dir = st.job_dir;
+  plan.attempt.workspace = st.workspace;
+  plan.attempt.attempt_dir = dir.string();
+  plan.attempt.reference_out = st.reference_out;
   plan.def = *def;
   plan.spec = st.spec;
   plan.env = st.env;
@@ -152,7 +152,7 @@ void launch(self_ptr self, const std::string& stage) {
     return;
   }
   if (!def->is_gate()) {
-    auto task = write_task(self, *def, plan.attempt_dir);
+    auto task = write_task(self, *def, plan.attempt.attempt_dir);
     if (!task) {
       finish(self, msg::FinalState::BLOCKED,
              fmt::format("cannot write the task: {}", task.err().message));

@@ -48,17 +48,17 @@ result<void> run_exec(const agent_invocation& inv,
     else if (a == "{prompt_file}")
       a = inv.prompt_path;
   }
-  p.cwd = inv.workspace;
+  p.cwd = inv.attempt.workspace;
   p.log_path = inv.log_path;
   p.log_limit = inv.log_limit;
   p.timeout = inv.timeout;
   p.env = {
-      {"KPORT_JOB", inv.job},
-      {"KPORT_STAGE", inv.stage},
-      {"KPORT_ATTEMPT", std::to_string(inv.attempt)},
+      {"KPORT_JOB", inv.attempt.job},
+      {"KPORT_STAGE", inv.attempt.stage},
+      {"KPORT_ATTEMPT", std::to_string(inv.attempt.number)},
       {"KPORT_TASK", inv.task_path},
       {"KPORT_RESULT", inv.result_path},
-      {"KPORT_WORKSPACE", inv.workspace},
+      {"KPORT_WORKSPACE", inv.attempt.workspace},
       {"KPORT_SCHEMA", inv.schema_path},
       {"KPORT_PROMPT", inv.prompt_path},
   };
@@ -68,7 +68,8 @@ result<void> run_exec(const agent_invocation& inv,
   // What the CLI says it used, whatever became of the attempt.
   if (!inv.agent->usage.empty())
     if (auto log = core::read_file(inv.log_path, 64u << 20))
-      (void)write_usage(inv.attempt_dir, parse_usage(*log, inv.agent->usage),
+      (void)write_usage(inv.attempt.attempt_dir,
+                        parse_usage(*log, inv.agent->usage),
                         inv.agent->adapter);
   if (!out)
     return agent_failure(out.err().message);
@@ -114,13 +115,13 @@ result<void> run_builtin(const agent_invocation& inv,
 /// replay: serves <recording>/<stage>/<n>/ for the largest recorded n not
 /// above the attempt; its files/ are copied into the workspace first.
 result<void> run_replay(const agent_invocation& inv) {
-  auto stage_dir = fs::path{inv.agent->recording} / inv.stage;
+  auto stage_dir = fs::path{inv.agent->recording} / inv.attempt.stage;
   int best = 0;
   std::error_code ec;
   for (auto& e : fs::directory_iterator{stage_dir, ec}) {
     try {
       int n = std::stoi(e.path().filename().string());
-      if (n <= inv.attempt && n > best && e.is_directory())
+      if (n <= inv.attempt.number && n > best && e.is_directory())
         best = n;
     } catch (...) {
     }
@@ -128,12 +129,12 @@ result<void> run_replay(const agent_invocation& inv) {
   if (best == 0)
     return agent_failure(fmt::format("no recording for stage `{}` attempt {} "
                                      "in `{}`",
-                                     inv.stage, inv.attempt,
+                                     inv.attempt.stage, inv.attempt.number,
                                      stage_dir.string()));
   auto dir = stage_dir / std::to_string(best);
   auto files = dir / "files";
   if (fs::is_directory(files)) {
-    fs::copy(files, inv.workspace,
+    fs::copy(files, inv.attempt.workspace,
              fs::copy_options::recursive | fs::copy_options::overwrite_existing,
              ec);
     if (ec)

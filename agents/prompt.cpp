@@ -88,14 +88,14 @@ std::string render_prompt(const prompt_parts& p) {
 
 result<std::string> write_prompt(const agent_invocation& inv) {
   prompt_parts p;
-  p.stage = inv.stage;
-  p.attempt = inv.attempt;
+  p.stage = inv.attempt.stage;
+  p.attempt = inv.attempt.number;
   p.timeout_s = std::chrono::duration<double>(inv.timeout).count();
   p.max_attempts = inv.max_attempts;
-  p.workspace = inv.workspace;
+  p.workspace = inv.attempt.workspace;
   p.result_path = inv.result_path;
   auto profile = inv.agent ? inv.agent->profile : std::string{};
-  if (auto c = config::stage_contract(profile, inv.stage))
+  if (auto c = config::stage_contract(profile, inv.attempt.stage))
     p.contract = std::move(*c);
   if (auto r = config::profile_file("contracts/rules.md"))
     p.rules = std::move(*r);
@@ -118,7 +118,7 @@ result<std::string> write_prompt(const agent_invocation& inv) {
     if (auto r = core::read_file(p.gate_report_path, 64u << 20))
       p.gate_report = r->substr(0, report_excerpt_bytes);
   }
-  auto path = (fs::path{inv.attempt_dir} / "prompt.md").string();
+  auto path = (fs::path{inv.attempt.attempt_dir} / "prompt.md").string();
   if (auto w = core::write_file_atomic(path, render_prompt(p)); !w)
     return std::move(w).err();
   return path;

@@ -46,6 +46,10 @@ int positive(toml_reader& r, std::string_view key, int fallback, int low = 1) {
 engine_config decode(toml::table& merged) {
   engine_config c;
   toml_reader top{merged, "config", ""};
+  // The merged table holds the embedded default under the user's files, so
+  // every key below is there: the defaults live only in that TOML, and the
+  // getters' fallbacks (value-initialised members) are never taken.
+  top.require_every_key();
   if (auto* t = top.table("runtime")) {
     auto r = top.sub("runtime", *t);
     c.runtime.runs_dir = r.string("runs_dir", c.runtime.runs_dir);
@@ -61,7 +65,7 @@ engine_config decode(toml::table& merged) {
       r.fail_at("log_level", "must be one of trace, debug, info, warn, error, "
                              "off");
     c.runtime.agent_log_limit =
-        static_cast<std::size_t>(positive(r, "agent_log_limit_mib", 16)) << 20;
+        static_cast<std::size_t>(positive(r, "agent_log_limit_mib", 0)) << 20;
     c.runtime.journal = r.boolean("journal", c.runtime.journal);
     c.runtime.fsync = r.boolean("fsync", c.runtime.fsync);
     r.finish();
@@ -104,8 +108,7 @@ engine_config decode(toml::table& merged) {
         seconds(r, "build_timeout_s", c.gates.build_timeout);
     c.gates.ir_timeout = seconds(r, "ir_timeout_s", c.gates.ir_timeout);
     c.gates.process_log_limit =
-        static_cast<std::size_t>(positive(r, "process_log_limit_mib", 16))
-        << 20;
+        static_cast<std::size_t>(positive(r, "process_log_limit_mib", 0)) << 20;
     r.finish();
   }
   if (auto* t = top.table("perf")) {
@@ -163,6 +166,9 @@ engine_config decode(toml::table& merged) {
   if (!p)
     top.fail_at("pipeline", "is required");
   auto pr = top.sub("pipeline", *p);
+  // A user table may replace the default one: its keys have their own
+  // rules (pipeline_reader), not a default each.
+  pr.require_every_key(false);
   pr.boolean("replace", false);
   c.pipeline = std::make_shared<const pipeline::pipeline_table>(
       config::read_pipeline_table(pr));

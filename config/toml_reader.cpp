@@ -33,7 +33,11 @@ void toml_reader::fail_at(std::string_view key, const std::string& what) const {
 
 const toml::node* toml_reader::get(std::string_view key) {
   known_.emplace(key);
-  return table_.get(key);
+  auto* n = table_.get(key);
+  if (!n && every_key_)
+    fail_at(key, "is missing: config/kport.default.toml must give every key "
+                 "its default");
+  return n;
 }
 
 bool toml_reader::has(std::string_view key) const {
@@ -117,7 +121,9 @@ const toml::table* toml_reader::table(std::string_view key) {
 }
 
 toml_reader toml_reader::sub(std::string_view key, const toml::table& t) {
-  return toml_reader{t, file_, qualified(key)};
+  toml_reader r{t, file_, qualified(key)};
+  r.every_key_ = every_key_;
+  return r;
 }
 
 std::vector<std::string> toml_reader::keys() {

@@ -43,6 +43,11 @@ public:
   /// Refuses keys that were not read.
   void finish() const;
 
+  /// From now on a key asked for and absent is an error, whatever fallback
+  /// the getter names; sub-readers inherit it. For tables whose every key
+  /// has its default in config/kport.default.toml.
+  void require_every_key(bool on = true) { every_key_ = on; }
+
   [[noreturn]] void fail_at(std::string_view key,
                             const std::string& what) const;
 
@@ -59,6 +64,7 @@ private:
   std::string file_;
   std::string prefix_;
   std::set<std::string, std::less<>> known_;
+  bool every_key_ = false;
 };
 
 /// Parses TOML text; a syntax error names file, line and column.

@@ -61,10 +61,10 @@ double now_s() {
 /// The in-process agent `builtin:trivial`: analyze PASS at once. For smoke
 /// tests, load tests and benchmarks of the daemon with a one-stage table.
 result<std::string> trivial_agent(const agent_invocation& inv) {
-  if (inv.stage != "analyze")
+  if (inv.attempt.stage != "analyze")
     return fail(error_code::agent,
                 fmt::format("the trivial agent only answers analyze, not {}",
-                            inv.stage));
+                            inv.attempt.stage));
   return std::string{R"({"verdict": "PASS", "summary": "trivial", )"
                      R"("kernels": [], "configs": []})"};
 }

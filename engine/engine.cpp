@@ -463,21 +463,8 @@ std::vector<device_summary> engine::devices() {
     return out;
   caf::scoped_actor self{*impl_->sys};
   self->request(impl_->pool, std::chrono::seconds{10}, actors::status_atom_v)
-      .receive(
-          [&](std::vector<actors::device_status>& all) {
-            auto sec = [](std::int64_t ns) {
-              return static_cast<double>(ns) / 1e9;
-            };
-            for (auto& d : all) {
-              out.push_back({d.name, d.backend, d.uuid, d.runs, d.lease,
-                             sec(d.queue_ns), sec(d.starting_ns),
-                             sec(d.waiting_ns), sec(d.leased_ns),
-                             sec(d.busy_ns), d.drained, d.drain_reason});
-              out.back().pending = d.queued + d.starting + d.waiting;
-              out.back().leased_now = d.leased;
-            }
-          },
-          [&](caf::error&) {});
+      .receive([&](std::vector<device_summary>& all) { out = std::move(all); },
+               [&](caf::error&) {});
   return out;
 }
 

@@ -31,9 +31,9 @@ std::vector<std::string> substitute(const std::vector<std::string>& argv,
   std::vector<std::string> out;
   for (auto arg : argv) {
     replace_all(arg, "{reference}", ctx.spec->reference.dir);
-    replace_all(arg, "{workspace}", ctx.workspace);
-    replace_all(arg, "{out}", ctx.reference_out);
-    replace_all(arg, "{job}", ctx.job_dir);
+    replace_all(arg, "{workspace}", ctx.attempt.workspace);
+    replace_all(arg, "{out}", ctx.attempt.reference_out);
+    replace_all(arg, "{job}", ctx.attempt.job_dir);
     out.push_back(std::move(arg));
   }
   return out;
@@ -45,16 +45,17 @@ core::process_spec side_process(const gate_context& ctx, side s,
                                 std::chrono::seconds timeout) {
   core::process_spec p;
   p.argv = substitute(argv, ctx);
-  p.cwd = s == side::reference ? ctx.spec->reference.dir : ctx.workspace;
+  p.cwd =
+      s == side::reference ? ctx.spec->reference.dir : ctx.attempt.workspace;
   p.log_path = log_path;
   p.log_limit = ctx.cfg->gates.process_log_limit;
   p.timeout = timeout;
   p.env = {
-      {"KPORT_JOB", ctx.job},
+      {"KPORT_JOB", ctx.attempt.job},
       {"KPORT_SIDE", to_string(s)},
       {"KPORT_REFERENCE", ctx.spec->reference.dir},
-      {"KPORT_WORKSPACE", ctx.workspace},
-      {"KPORT_OUT", ctx.reference_out},
+      {"KPORT_WORKSPACE", ctx.attempt.workspace},
+      {"KPORT_OUT", ctx.attempt.reference_out},
       {"KPORT_RTOL", fmt::format("{}", ctx.spec->rtol)},
       {"KPORT_ATOL", fmt::format("{}", ctx.spec->atol)},
       // No __pycache__ in the reference or the workspace: the reference's
@@ -75,12 +76,12 @@ core::process_spec side_process(const gate_context& ctx, side s,
       core::sandbox_mode_of(ctx.cfg->sandbox.mode), core::probe_sandbox());
   gate_paths paths;
   paths.runs_dir = ctx.cfg->runtime.runs_dir;
-  paths.job_dir = ctx.job_dir;
+  paths.job_dir = ctx.attempt.job_dir;
   paths.spec_dir = ctx.spec->dir;
   paths.reference_dir = ctx.spec->reference.dir;
-  paths.reference_out = ctx.reference_out;
-  paths.workspace = ctx.workspace;
-  paths.attempt_dir = ctx.attempt_dir;
+  paths.reference_out = ctx.attempt.reference_out;
+  paths.workspace = ctx.attempt.workspace;
+  paths.attempt_dir = ctx.attempt.attempt_dir;
   paths.inject_path = ctx.inject_path;
   if (!ctx.job_dir.empty()) {
     paths.cache_dir = evidence::bundle::cache_dir(ctx.job_dir, to_string(s));
@@ -100,12 +101,12 @@ core::process_spec side_process(const gate_context& ctx, side s,
 result<void> ensure_reference_built(const gate_context& ctx) {
   if (ctx.spec->reference.build.empty())
     return {};
-  auto marker = fs::path{ctx.reference_out} / ".kport-built";
+  auto marker = fs::path{ctx.attempt.reference_out} / ".kport-built";
   if (fs::exists(marker))
     return {};
   std::error_code ec;
-  fs::create_directories(ctx.reference_out, ec);
-  auto log = (fs::path{ctx.job_dir} / "reference-build.log").string();
+  fs::create_directories(ctx.attempt.reference_out, ec);
+  auto log = (fs::path{ctx.attempt.job_dir} / "reference-build.log").string();
   auto p = side_process(ctx, side::reference, ctx.spec->reference.build, log,
                         ctx.cfg->gates.build_timeout);
   auto out = core::run_process(p, ctx.cancel);

@@ -86,7 +86,7 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
   auto fail_with = [&](msg::FailureClass cls, std::string reason) {
     return finish_gate(ctx, report, msg::Verdict::FAIL, cls, std::move(reason));
   };
-  auto dir = fs::path{ctx.attempt_dir};
+  auto dir = fs::path{ctx.attempt.attempt_dir};
   if (!ctx.spec->target.build.empty()) {
     auto log = (dir / "build.log").string();
     auto p = side_process(ctx, side::candidate, ctx.spec->target.build, log,
@@ -106,7 +106,7 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
   measured_run run;
   run.what = "test";
   run.trace_dir = (dir / "traces" / "test").string();
-  run.pair_key = ctx.job;
+  run.pair_key = ctx.attempt.job;
   run.process =
       side_process(ctx, side::candidate, ctx.spec->target.test,
                    (dir / "test.log").string(), ctx.cfg->gates.test_timeout);
@@ -160,7 +160,8 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
       }
     std::optional<std::string> product_hash;
     if (!ctx.spec->target.product.empty()) {
-      auto path = (fs::path{ctx.workspace} / ctx.spec->target.product).string();
+      auto path =
+          (fs::path{ctx.attempt.workspace} / ctx.spec->target.product).string();
       auto bytes = core::read_file(path, 512u << 20);
       if (!bytes)
         return fail_with(

@@ -4,6 +4,7 @@
 #include "core/process_runner.hpp"
 #include "devices/measured_run.hpp"
 #include "evidence/manifest.hpp"
+#include "kport/attempt.hpp"
 #include "kport/config.hpp"
 #include "kport/error.hpp"
 #include "kport/port_spec.hpp"
@@ -40,11 +41,9 @@ using run_measured_until_fn = std::function<std::vector<result<run_result>>(
 struct gate_context {
   const port_spec* spec = nullptr;
   const engine_config* cfg = nullptr;
-  std::string job;
-  std::string job_dir;
-  std::string workspace;
-  std::string reference_out; ///< {out}: the reference's build products
-  std::string attempt_dir;   ///< logs, traces and the report go here
+  /// The attempt's job and folders ({out}: reference_out; logs, traces and
+  /// the report go to attempt_dir), the same value its agent stages get.
+  attempt_ref attempt;
   std::string inject_path;   ///< libkport_inject.so, for NVTX and CUPTI
   const core::cancel_token* cancel = nullptr;
   /// Hashes taken at job start (reference_modified, the static scan);

@@ -136,7 +136,7 @@ gate_outcome finish_gate(const gate_context& ctx, msg::GateReportT& report) {
   out.verdict = report.verdict;
   out.qual = qualifier_of(report);
   out.reason = report.reason;
-  out.report = evidence::bundle::report_base(ctx.attempt_dir);
+  out.report = evidence::bundle::report_base(ctx.attempt.attempt_dir);
   flatbuffers::FlatBufferBuilder fbb;
   msg::FinishGateReportBuffer(fbb, msg::GateReport::Pack(fbb, &report));
   std::string bin{reinterpret_cast<const char*>(fbb.GetBufferPointer()),

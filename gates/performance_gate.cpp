@@ -70,7 +70,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
                        fmt::format("the injection library `{}` is missing: "
                                    "reinstall kport or set KPORT_INJECT",
                                    ctx.inject_path));
-  auto dir = fs::path{ctx.attempt_dir};
+  auto dir = fs::path{ctx.attempt.attempt_dir};
   std::error_code ec;
   fs::create_directories(dir / "checks", ec);
   auto seeds = draw_round_seeds(spec.perf_rounds);
@@ -111,7 +111,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     measured_run run;
     run.what = fmt::format("bench {} {}", to_string(s), round);
     run.trace_dir = (dir / "traces" / name).string();
-    run.pair_key = ctx.job;
+    run.pair_key = ctx.attempt.job;
     run.seq = static_cast<int>(runs.size());
     run.quiet = true;
     auto& argv =

@@ -31,7 +31,7 @@ namespace {
 /// must wait for the device lease rather than land beside a measurement.
 result<std::string> dump_ir(const gate_context& ctx, side s,
                             msg::GateReportT& report) {
-  auto dir = fs::path{ctx.attempt_dir};
+  auto dir = fs::path{ctx.attempt.attempt_dir};
   auto out = (dir / fmt::format("{}.ir", to_string(s))).string();
   auto& argv =
       s == side::reference ? ctx.spec->reference.ir : ctx.spec->target.ir;
@@ -39,7 +39,7 @@ result<std::string> dump_ir(const gate_context& ctx, side s,
   run.what = fmt::format("ir {}", to_string(s));
   run.trace_dir =
       (dir / "traces" / fmt::format("ir-{}", to_string(s))).string();
-  run.pair_key = ctx.job;
+  run.pair_key = ctx.attempt.job;
   run.process = side_process(
       ctx, s, argv, (dir / fmt::format("ir-{}.log", to_string(s))).string(),
       ctx.cfg->gates.ir_timeout);
@@ -117,7 +117,7 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
         diff.err().message);
   }
   report.structure->diff_excerpt = diff->excerpt();
-  auto dir = fs::path{ctx.attempt_dir};
+  auto dir = fs::path{ctx.attempt.attempt_dir};
   (void)core::write_file_atomic((dir / "ir-diff.txt").string(),
                                 diff->to_text());
   (void)core::write_file_atomic((dir / "ir-diff.json").string(),

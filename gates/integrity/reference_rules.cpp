@@ -86,13 +86,13 @@ std::optional<gate_outcome> check_reference_first(const gate_context& ctx,
   auto where = run_label{"reference check", "reference"};
   auto f = reference_unchanged(
       *ctx.manifest, ctx.spec->reference.dir,
-      (fs::path{ctx.attempt_dir} / "manifest-now").string(), where);
+      (fs::path{ctx.attempt.attempt_dir} / "manifest-now").string(), where);
   if (!f)
     return std::nullopt;
-  report.notes.push_back(
-      fmt::format("hashes at job start: {}; now: {}",
-                  (fs::path{ctx.job_dir} / "manifest.json").string(),
-                  (fs::path{ctx.attempt_dir} / "manifest-now.json").string()));
+  report.notes.push_back(fmt::format(
+      "hashes at job start: {}; now: {}",
+      (fs::path{ctx.attempt.job_dir} / "manifest.json").string(),
+      (fs::path{ctx.attempt.attempt_dir} / "manifest-now.json").string()));
   return finish_on_findings(ctx, report, {*f});
 }
 

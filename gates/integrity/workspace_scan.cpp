@@ -54,7 +54,7 @@ std::vector<source_file> read_sources(const std::string& workspace,
 
 std::optional<gate_outcome> scan_agents_work(const gate_context& ctx,
                                              msg::GateReportT& report) {
-  auto changed = changed_files(ctx.manifest.get(), ctx.workspace);
+  auto changed = changed_files(ctx.manifest.get(), ctx.attempt.workspace);
   if (!changed) {
     report.notes.push_back(fmt::format("scan: cannot list the workspace: {}",
                                        changed.err().message));
@@ -64,7 +64,7 @@ std::optional<gate_outcome> scan_agents_work(const gate_context& ctx,
   in.reference_modules = python_modules(ctx.spec->reference.dir);
   in.fallback_ops = ctx.spec->scan.fallback_ops;
   auto findings = scan_code(default_code_rules(), in,
-                            read_sources(ctx.workspace, *changed));
+                            read_sources(ctx.attempt.workspace, *changed));
   auto unused = apply_allows(findings, ctx.spec->scan.allow);
   report.notes.push_back(
       fmt::format("scan: {} file{} the agents changed or added, {} finding{}",

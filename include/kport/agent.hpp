@@ -2,6 +2,7 @@
 
 // What an in-process agent gets and returns (the `builtin` driver).
 
+#include "kport/attempt.hpp"
 #include "kport/error.hpp"
 #include "kport/port_spec.hpp"
 
@@ -18,13 +19,9 @@ class cancel_token;
 
 /// One agent attempt: where its task is, where its result must go.
 struct agent_invocation {
-  std::string job;
-  std::string stage;
-  int attempt = 0;
+  attempt_ref attempt;     ///< job, stage, number and folders (KPORT_JOB, ...)
   std::string task_path;   ///< KPORT_TASK
   std::string result_path; ///< KPORT_RESULT, inside attempt_dir
-  std::string attempt_dir;
-  std::string workspace;   ///< KPORT_WORKSPACE
   std::string schema_path; ///< KPORT_SCHEMA
   std::string log_path;    ///< the agent's stdout and stderr
   std::string prompt_path; ///< KPORT_PROMPT: contract, task and evidence

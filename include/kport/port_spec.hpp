@@ -87,11 +87,11 @@ struct port_spec {
   std::string workspace; ///< absolute, or empty: <job>/workspace
   double rtol = 1e-5;
   double atol = 1e-6;
-  double perf_floor = 0.95;
-  int perf_rounds = 4;
+  double perf_floor{}; ///< [perf]: the engine config's, or the spec's
+  int perf_rounds{};
   /// Share of a config's timed device time that kernels neither the
   /// candidate's nor allowed may carry (foreign_work above it).
-  double perf_foreign_share = 0.5;
+  double perf_foreign_share{};
   /// Whether the benches must write output digests (KPORT_CHECK): a bench
   /// without is BLOCKED unless the spec says `[perf] digests = false`.
   bool perf_digests = true;

@@ -69,7 +69,7 @@ TEST(admission_test, twenty_builtin_jobs_at_once_all_end_accepted) {
   eng->add_agent(
       "quick", [&calls](const agent_invocation& inv) -> result<std::string> {
         ++calls;
-        if (inv.stage == "analyze")
+        if (inv.attempt.stage == "analyze")
           return std::string{R"({"verdict": "PASS", "summary": "ok"})"};
         return std::string{R"({"verdict": "COMPILED", "summary": "ok"})"};
       });
@@ -190,7 +190,7 @@ TEST(admission_test, a_new_engine_on_the_same_runs_dir_keeps_old_evidence) {
   temp_dir tmp;
   auto cfg = make_config(tmp / "runs", "", agent_only_pipeline());
   auto quick = [](const agent_invocation& inv) -> result<std::string> {
-    return std::string{inv.stage == "analyze"
+    return std::string{inv.attempt.stage == "analyze"
                            ? R"({"verdict": "PASS", "summary": "ok"})"
                            : R"({"verdict": "COMPILED", "summary": "ok"})"};
   };

@@ -53,10 +53,10 @@ TEST_F(builtin_agents_test, builtin_agent_is_called_per_attempt_and_checked) {
           std::lock_guard guard{mtx};
           calls.push_back(inv);
         }
-        if (inv.stage == "analyze" && inv.attempt == 1)
+        if (inv.attempt.stage == "analyze" && inv.attempt.number == 1)
           return std::string{
               R"({"verdict": "FAIL_FIXABLE", "summary": "look again"})"};
-        if (inv.stage == "analyze")
+        if (inv.attempt.stage == "analyze")
           return std::string{R"({"verdict": "PASS", "summary": "ok"})"};
         return std::string{R"({"verdict": "COMPILED", "summary": "ok"})"};
       });
@@ -67,16 +67,17 @@ TEST_F(builtin_agents_test, builtin_agent_is_called_per_attempt_and_checked) {
                                               "translate/1 COMPILED"}));
   std::lock_guard guard{mtx};
   ASSERT_EQ(calls.size(), 3u);
-  EXPECT_EQ(calls[0].stage, "analyze");
-  EXPECT_EQ(calls[0].attempt, 1);
-  EXPECT_EQ(calls[1].attempt, 2);
-  EXPECT_EQ(calls[2].stage, "translate");
+  EXPECT_EQ(calls[0].attempt.stage, "analyze");
+  EXPECT_EQ(calls[0].attempt.number, 1);
+  EXPECT_EQ(calls[1].attempt.number, 2);
+  EXPECT_EQ(calls[2].attempt.stage, "translate");
   for (auto& c : calls) {
-    EXPECT_EQ(c.job, r.job);
+    EXPECT_EQ(c.attempt.job, r.job);
     EXPECT_TRUE(fs::exists(c.task_path)) << c.task_path;
     EXPECT_TRUE(fs::exists(c.schema_path)) << c.schema_path;
-    EXPECT_TRUE(fs::is_directory(c.workspace)) << c.workspace;
-    EXPECT_EQ(fs::path{c.result_path}.parent_path(), fs::path{c.attempt_dir});
+    EXPECT_TRUE(fs::is_directory(c.attempt.workspace)) << c.attempt.workspace;
+    EXPECT_EQ(fs::path{c.result_path}.parent_path(),
+              fs::path{c.attempt.attempt_dir});
     // kport wrote the agent's JSON where any agent's result goes.
     EXPECT_TRUE(contains(read_text(c.result_path), "\"verdict\""));
   }
@@ -114,7 +115,7 @@ TEST_F(builtin_agents_test, subscribers_see_every_transition_then_the_end) {
   log.attach(*eng);
   eng->add_agent(
       "quick", [](const agent_invocation& inv) -> result<std::string> {
-        return std::string{inv.stage == "analyze"
+        return std::string{inv.attempt.stage == "analyze"
                                ? R"({"verdict": "PASS", "summary": "ok"})"
                                : R"({"verdict": "COMPILED", "summary": "ok"})"};
       });

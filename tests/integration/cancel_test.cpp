@@ -191,7 +191,7 @@ TEST_F(cancel_test, cancel_of_a_finished_job_is_refused_as_not_found) {
   auto eng = start_engine(cfg);
   eng->add_agent(
       "quick", [](const agent_invocation& inv) -> result<std::string> {
-        return std::string{inv.stage == "analyze"
+        return std::string{inv.attempt.stage == "analyze"
                                ? R"({"verdict": "PASS", "summary": "ok"})"
                                : R"({"verdict": "COMPILED", "summary": "ok"})"};
       });

@@ -17,13 +17,13 @@ namespace {
 /// candidate into the workspace; the others answer as a good agent would.
 kport::result<std::string> serve(const kport::agent_invocation& inv,
                                  const fs::path& candidate) {
-  if (inv.stage == "analyze")
+  if (inv.attempt.stage == "analyze")
     return std::string{R"json({"verdict": "PASS",
                                "summary": "one kernel: add(a, b)"})json"};
-  if (inv.stage == "translate") {
+  if (inv.attempt.stage == "translate") {
     std::error_code ec;
     fs::copy_file(candidate / "kernel.sh",
-                  fs::path{inv.workspace} / "kernel.sh",
+                  fs::path{inv.attempt.workspace} / "kernel.sh",
                   fs::copy_options::overwrite_existing, ec);
     if (ec)
       return kport::fail(kport::error_code::io,
@@ -32,12 +32,12 @@ kport::result<std::string> serve(const kport::agent_invocation& inv,
                                "summary": "kernel.sh written",
                                "files": ["kernel.sh"]})json"};
   }
-  if (inv.stage == "integrate")
+  if (inv.attempt.stage == "integrate")
     return std::string{R"json({"verdict": "INTEGRATED",
                                "summary": "the tests call kernel.sh",
                                "files": []})json"};
   return kport::fail(kport::error_code::agent,
-                     "consumer: no answer for stage " + inv.stage);
+                     "consumer: no answer for stage " + inv.attempt.stage);
 }
 
 int report(const kport::error& err) {

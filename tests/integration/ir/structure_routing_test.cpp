@@ -137,25 +137,28 @@ timeout_s = 30
         [this, diagnosis](const agent_invocation& inv) -> result<std::string> {
           {
             std::lock_guard guard{mtx};
-            ++calls[inv.stage + "/" + std::to_string(inv.attempt)];
+            ++calls[inv.attempt.stage + "/" +
+                    std::to_string(inv.attempt.number)];
           }
-          if (inv.stage == "analyze")
+          if (inv.attempt.stage == "analyze")
             return std::string{
                 R"({"verdict": "PASS", "summary": "one softmax kernel"})"};
-          if (inv.stage == "translate") {
-            auto ir = inv.attempt == 1 ? "tileir/softmax_nomax.mlir"
-                                       : "tileir/softmax_renamed.mlir";
-            write_text((fs::path{inv.workspace} / "candidate_ir").string(),
-                       (fixtures / ir).string());
+          if (inv.attempt.stage == "translate") {
+            auto ir = inv.attempt.number == 1 ? "tileir/softmax_nomax.mlir"
+                                              : "tileir/softmax_renamed.mlir";
+            write_text(
+                (fs::path{inv.attempt.workspace} / "candidate_ir").string(),
+                (fixtures / ir).string());
             return std::string{
                 R"({"verdict": "COMPILED", "summary": "ported", "files": ["candidate_ir"]})"};
           }
-          if (inv.stage == "integrate")
+          if (inv.attempt.stage == "integrate")
             return std::string{
                 R"({"verdict": "INTEGRATED", "summary": "wired in"})"};
-          if (inv.stage == "diagnose_ir")
+          if (inv.attempt.stage == "diagnose_ir")
             return diagnosis;
-          return fail(error_code::agent, "unexpected stage " + inv.stage);
+          return fail(error_code::agent,
+                      "unexpected stage " + inv.attempt.stage);
         });
   }
 

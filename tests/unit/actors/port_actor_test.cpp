@@ -47,13 +47,14 @@ std::map<std::string, std::deque<scripted>> happy() {
 
 attempt_starter scripted_attempts(std::shared_ptr<script> sc) {
   return [sc](caf::event_based_actor* port, attempt_plan& plan) {
-    sc->started.push_back(plan.stage + "/" + std::to_string(plan.attempt));
+    sc->started.push_back(plan.attempt.stage + "/" +
+                          std::to_string(plan.attempt.number));
     sc->ports.push_back(caf::actor_cast<caf::actor>(port));
     if (sc->hold)
       return port->spawn([](caf::event_based_actor*) -> caf::behavior {
         return {[](int) {}};
       });
-    auto& queue = sc->outcomes[plan.stage];
+    auto& queue = sc->outcomes[plan.attempt.stage];
     scripted next{msg::Verdict::AGENT_ERROR, {}, "no script for the stage"};
     if (!queue.empty()) {
       next = queue.front();
@@ -61,9 +62,9 @@ attempt_starter scripted_attempts(std::shared_ptr<script> sc) {
         queue.pop_front();
     }
     msg::StageOutcomeT out;
-    out.job = plan.job;
-    out.stage = plan.stage;
-    out.attempt = plan.attempt;
+    out.job = plan.attempt.job;
+    out.stage = plan.attempt.stage;
+    out.attempt = plan.attempt.number;
     out.verdict = next.verdict;
     out.qualifier =
         std::make_unique<msg::Qualifier>(pipeline::to_message(next.qual));

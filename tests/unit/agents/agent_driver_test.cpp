@@ -21,16 +21,16 @@ protected:
     fs::remove_all(root_);
     fs::create_directories(root_ / "attempt");
     fs::create_directories(root_ / "ws");
-    inv_.job = "j";
-    inv_.stage = "translate";
-    inv_.attempt = 1;
-    inv_.attempt_dir = (root_ / "attempt").string();
+    inv_.attempt.job = "j";
+    inv_.attempt.stage = "translate";
+    inv_.attempt.number = 1;
+    inv_.attempt.attempt_dir = (root_ / "attempt").string();
     inv_.result_path = (root_ / "attempt" / "result.json").string();
     inv_.task_path = (root_ / "attempt" / "task.json").string();
     inv_.schema_path = (root_ / "attempt" / "schema.fbs").string();
     inv_.log_path = (root_ / "attempt" / "agent.log").string();
     inv_.log_limit = 1u << 20;
-    inv_.workspace = (root_ / "ws").string();
+    inv_.attempt.workspace = (root_ / "ws").string();
     inv_.timeout = std::chrono::seconds{30};
     inv_.agent = &agent_;
   }
@@ -66,7 +66,7 @@ TEST_F(agent_driver_test, replay_falls_back_to_the_last_recorded_attempt) {
   agent_.recording = (root_ / "rec").string();
   record(1, "first");
   record(2, "second");
-  inv_.attempt = 3;
+  inv_.attempt.number = 3;
   ASSERT_TRUE(run_agent(inv_, registry_));
   EXPECT_EQ(*core::read_file(inv_.result_path), "second");
 }
@@ -89,8 +89,8 @@ TEST_F(agent_driver_test, exec_gets_the_documented_environment) {
       "\"$KPORT_WORKSPACE\" \"$KPORT_SCHEMA\" > \"$KPORT_RESULT\""};
   ASSERT_TRUE(run_agent(inv_, registry_));
   EXPECT_EQ(*core::read_file(inv_.result_path),
-            "j|translate|1|" + inv_.task_path + "|" + inv_.workspace + "|" +
-                inv_.schema_path);
+            "j|translate|1|" + inv_.task_path + "|" + inv_.attempt.workspace +
+                "|" + inv_.schema_path);
 }
 
 TEST_F(agent_driver_test, exec_nonzero_exit_is_an_agent_error_with_the_log) {
@@ -116,7 +116,7 @@ TEST_F(agent_driver_test, builtin_result_is_written_for_checking) {
   agent_.driver = "builtin";
   agent_.name = "echo";
   registry_.add("echo", [](const agent_invocation& inv) -> result<std::string> {
-    return "{\"stage\": \"" + inv.stage + "\"}";
+    return "{\"stage\": \"" + inv.attempt.stage + "\"}";
   });
   ASSERT_TRUE(run_agent(inv_, registry_));
   EXPECT_EQ(*core::read_file(inv_.result_path), "{\"stage\": \"translate\"}");

@@ -1,11 +1,20 @@
 #include "agents/sandbox_policy.hpp"
 
+#include "kport/config.hpp"
+
 #include <gtest/gtest.h>
 
 namespace kport::agents {
 namespace {
 
 using kind = core::sandbox_mount::kind;
+
+/// [sandbox] as kport.default.toml gives it (the only place of defaults).
+sandbox_settings default_sandbox() {
+  auto cfg = load_config({});
+  EXPECT_TRUE(cfg) << cfg.err().message;
+  return cfg ? cfg->sandbox : sandbox_settings{};
+}
 
 attempt_paths paths() {
   attempt_paths p;
@@ -30,7 +39,7 @@ kind seen_as(const core::confinement& c, const std::string& path) {
 }
 
 TEST(agent_sandbox_policy, workspace_and_attempt_writable_the_rest_not) {
-  sandbox_settings s;
+  auto s = default_sandbox();
   auto c = agent_confinement(paths(), s, true);
   EXPECT_TRUE(c.isolate);
   EXPECT_EQ(seen_as(c, "/r/runs/job-1/workspace/a.cu"), kind::writable);
@@ -49,7 +58,7 @@ TEST(agent_sandbox_policy, workspace_and_attempt_writable_the_rest_not) {
 }
 
 TEST(agent_sandbox_policy, network_and_limits_come_from_the_config) {
-  sandbox_settings s;
+  auto s = default_sandbox();
   s.agent_network = false;
   s.processes = 64;
   s.workspace_bytes = 1u << 30;
@@ -64,7 +73,7 @@ TEST(agent_sandbox_policy, network_and_limits_come_from_the_config) {
 TEST(agent_sandbox_policy, a_runs_folder_inside_the_spec_folder_stays_hidden) {
   auto p = paths();
   p.spec_dir = "/r"; // the spec's folder holds the runs folder
-  auto c = agent_confinement(p, sandbox_settings{}, true);
+  auto c = agent_confinement(p, default_sandbox(), true);
   EXPECT_EQ(seen_as(c, "/r/runs/job-2/workspace/a.cu"), kind::hidden);
 }
 

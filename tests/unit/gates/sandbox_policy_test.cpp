@@ -1,11 +1,20 @@
 #include "gates/sandbox_policy.hpp"
 
+#include "kport/config.hpp"
+
 #include <gtest/gtest.h>
 
 namespace kport::gates {
 namespace {
 
 using kind = core::sandbox_mount::kind;
+
+/// [sandbox] as kport.default.toml gives it (the only place of defaults).
+sandbox_settings default_sandbox() {
+  auto cfg = load_config({});
+  EXPECT_TRUE(cfg) << cfg.err().message;
+  return cfg ? cfg->sandbox : sandbox_settings{};
+}
 
 gate_paths paths() {
   gate_paths p;
@@ -28,7 +37,7 @@ kind seen_as(const core::confinement& c, const std::string& path) {
 }
 
 TEST(gate_sandbox_policy, candidate_writes_its_workspace_not_the_reference) {
-  auto c = gate_confinement(paths(), false, sandbox_settings{}, true);
+  auto c = gate_confinement(paths(), false, default_sandbox(), true);
   EXPECT_FALSE(c.network);
   EXPECT_EQ(seen_as(c, "/r/runs/job-1/workspace/build/x"), kind::writable);
   EXPECT_EQ(seen_as(c, "/r/runs/job-1/reference-build/x"), kind::read_only);
@@ -40,7 +49,7 @@ TEST(gate_sandbox_policy, candidate_writes_its_workspace_not_the_reference) {
 }
 
 TEST(gate_sandbox_policy, reference_writes_its_out_folder_not_the_workspace) {
-  auto c = gate_confinement(paths(), true, sandbox_settings{}, true);
+  auto c = gate_confinement(paths(), true, default_sandbox(), true);
   EXPECT_EQ(seen_as(c, "/r/runs/job-1/reference-build/x"), kind::writable);
   EXPECT_EQ(seen_as(c, "/r/runs/job-1/workspace/x"), kind::read_only);
   EXPECT_TRUE(c.limits.watched.empty());
