@@ -83,8 +83,9 @@ core::process_spec side_process(const gate_context& ctx, side s,
   paths.workspace = ctx.attempt.workspace;
   paths.attempt_dir = ctx.attempt.attempt_dir;
   paths.inject_path = ctx.inject_path;
-  if (!ctx.job_dir.empty()) {
-    paths.cache_dir = evidence::bundle::cache_dir(ctx.job_dir, to_string(s));
+  if (!ctx.attempt.job_dir.empty()) {
+    paths.cache_dir =
+        evidence::bundle::cache_dir(ctx.attempt.job_dir, to_string(s));
     std::error_code ec;
     fs::create_directories(paths.cache_dir, ec);
     for (auto& kv : cache_environment(paths.cache_dir))

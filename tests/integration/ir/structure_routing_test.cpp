@@ -321,21 +321,21 @@ timeout_s = 30
   ASSERT_TRUE(sp) << sp.err().message << "\n" << spec_text;
   auto extra = tmp / "extra_exp.mlir";
   eng->add_agent("cutile", [=](const agent_invocation& inv) -> result<std::string> {
-    if (inv.stage == "analyze")
+    if (inv.attempt.stage == "analyze")
       return std::string{R"({"verdict": "PASS", "summary": "one kernel"})"};
-    if (inv.stage == "translate") {
-      write_text((fs::path{inv.workspace} / "candidate_ir").string(),
-                 inv.attempt == 1 ? extra : kernel);
+    if (inv.attempt.stage == "translate") {
+      write_text((fs::path{inv.attempt.workspace} / "candidate_ir").string(),
+                 inv.attempt.number == 1 ? extra : kernel);
       return std::string{
           R"({"verdict": "COMPILED", "summary": "ported", "files": ["candidate_ir"]})"};
     }
-    if (inv.stage == "integrate")
+    if (inv.attempt.stage == "integrate")
       return std::string{R"({"verdict": "INTEGRATED", "summary": "wired in"})"};
-    if (inv.stage == "diagnose_ir")
+    if (inv.attempt.stage == "diagnose_ir")
       return std::string{R"({"verdict": "FAIL_FIXABLE", "diagnosis": {
               "owner": "kernel", "failure_class": "kernel",
               "summary": "one exp too many"}})"};
-    return fail(error_code::agent, "unexpected stage " + inv.stage);
+    return fail(error_code::agent, "unexpected stage " + inv.attempt.stage);
   });
   auto job = eng->submit(*sp);
   ASSERT_TRUE(job) << job.err().message;

@@ -297,10 +297,10 @@ protected:
     gate_context ctx;
     ctx.cfg = &cfg_;
     ctx.spec = &spec_;
-    ctx.job = "j";
-    ctx.job_dir = dir_.string();
-    ctx.workspace = dir_.string();
-    ctx.attempt_dir = (dir_ / "attempt").string();
+    ctx.attempt.job = "j";
+    ctx.attempt.job_dir = dir_.string();
+    ctx.attempt.workspace = dir_.string();
+    ctx.attempt.attempt_dir = (dir_ / "attempt").string();
     ctx.run_measured = [&](const measured_run& r) -> result<run_result> {
       std::string report_path;
       for (auto& [k, v] : r.process.env)
