@@ -1,7 +1,9 @@
 #include "evidence/evidence_check.hpp"
 
+#include "evidence/bundle.hpp"
 #include "evidence/journal.hpp"
 #include "evidence/manifest.hpp"
+#include "messages/verdict_generated.h"
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -50,15 +52,15 @@ std::string describe(const evidence_check& c) {
     return fmt::format("{} is as kport wrote it (xxh3 {})", c.path, c.actual);
   case evidence_status::missing:
     return fmt::format("{} is missing or unreadable, but the journal recorded "
-                       "it (xxh3 {}, {} bytes): the journal's record is the "
-                       "evidence; do not trust this job's folder",
+                       "it (xxh3 {}, {} bytes): do not trust this job's "
+                       "folder",
                        c.path, c.expected, c.expected_bytes);
   case evidence_status::modified:
     break;
   }
   return fmt::format("{} was changed after kport wrote it (journal xxh3 {}, "
-                     "{} bytes; file xxh3 {}, {} bytes): the journal's record "
-                     "is the evidence; do not trust this file",
+                     "{} bytes; file xxh3 {}, {} bytes): do not trust this "
+                     "file",
                      c.path, c.expected, c.expected_bytes, c.actual,
                      c.actual_bytes);
 }
@@ -96,6 +98,42 @@ result<job_evidence> verify_job_evidence(journal& j,
       out.verdict_modified = true;
     out.problems.push_back(std::move(c));
   }
+  return out;
+}
+
+bundle_check check_bundle(const std::string& job_dir) {
+  bundle_check out;
+  std::error_code ec;
+  auto abs = fs::absolute(job_dir, ec).lexically_normal();
+  if (abs.filename().empty())
+    abs = abs.parent_path();
+  auto runs = abs.parent_path().string();
+  auto job = abs.filename().string();
+  auto path = bundle::journal_path(runs);
+  if (!fs::exists(path, ec))
+    return out;
+  auto j = journal::open(path);
+  if (!j) {
+    out.unchecked = fmt::format("the journal could not be read, so the "
+                                "evidence is not checked: {}",
+                                j.err().message);
+    return out;
+  }
+  auto e = verify_job_evidence(**j, runs, job);
+  if (!e) {
+    out.unchecked = e.err().message;
+    return out;
+  }
+  out.evidence = std::move(*e);
+  if (!out.evidence.verdict_modified)
+    return out;
+  auto bin = (*j)->final_verdict(job);
+  if (!bin)
+    return out;
+  flatbuffers::Verifier verifier(
+      reinterpret_cast<const std::uint8_t*>(bin->data()), bin->size());
+  if (msg::VerifyFinalVerdictBuffer(verifier))
+    out.journal_verdict = std::move(*bin);
   return out;
 }
 

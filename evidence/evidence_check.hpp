@@ -73,4 +73,20 @@ result<job_evidence> verify_job_evidence(journal& j,
                                          const std::string& runs_dir,
                                          const std::string& job);
 
+/// A job's folder checked against the journal beside it
+/// (`<job_dir>/../journal.sqlite`), as every reader of a bundle does.
+struct bundle_check {
+  job_evidence evidence;
+  /// The journal's verdict.bin when the folder's verdict was changed (the
+  /// journal is the source of truth); "" otherwise.
+  std::string journal_verdict;
+  /// Why the folder could not be checked (an unreadable journal); "" when
+  /// it was, or when there is no journal.
+  std::string unchecked;
+};
+
+/// Checks the job folder `job_dir` (`<runs>/<job>`). No journal beside it:
+/// "not recorded", nothing else.
+bundle_check check_bundle(const std::string& job_dir);
+
 } // namespace kport::evidence
