@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,10 @@ struct perf_settings {
 struct agent_defaults {
   std::string driver = "replay";
   double timeout_s = 1800;
+  /// `network`: whether agent attempts reach the network; unset: the
+  /// spec's [agents] or sandbox.agent_network decides (stage > [agents] >
+  /// sandbox.agent_network).
+  std::optional<bool> network;
 };
 
 /// [daemon]: `kport serve`.
