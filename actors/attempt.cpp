@@ -54,7 +54,9 @@ core::confinement agent_box(const attempt_plan& plan,
   auto tmp = fs::temp_directory_path().string();
   if (tmp != "/tmp" && tmp != "/tmp/")
     paths.tmp_dir = tmp;
-  return agents::agent_confinement(paths, cfg.sandbox, state && state->isolate);
+  return agents::agent_confinement(
+      paths, cfg.sandbox, state && state->isolate,
+      agents::agent_network(plan.spec->agent_for(plan.attempt.stage), cfg.sandbox));
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 
 #include "actors/attempt.hpp"
 #include "agents/repo_workspace.hpp"
+#include "agents/sandbox_policy.hpp"
 #include "agents/usage.hpp"
 #include "core/atomic_file.hpp"
 #include "core/confinement.hpp"
@@ -281,7 +282,10 @@ void finish(self_ptr self, msg::FinalState state, std::string reason,
   if (auto sb =
           core::decide_sandbox(core::sandbox_mode_of(st.env->cfg->sandbox.mode),
                                core::probe_sandbox()))
-    v.sandbox = sb->text;
+    v.sandbox = sb->text + "; " +
+                agents::network_summary(*st.spec, *st.env->cfg->pipeline,
+                                        st.env->cfg->sandbox, sb->isolate) +
+                (sb->isolate ? "; measured runs: no network" : "");
   v.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                            st.started)
                  .count();

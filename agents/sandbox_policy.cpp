@@ -1,14 +1,43 @@
 #include "agents/sandbox_policy.hpp"
 
+#include "pipeline/pipeline_table.hpp"
+
+#include <fmt/format.h>
+
 namespace kport::agents {
+
+std::string network_summary(const port_spec& spec,
+                            const pipeline::pipeline_table& table,
+                            const sandbox_settings& settings, bool isolate) {
+  if (!isolate)
+    return "agent network: not confined (no sandbox)";
+  std::string on, off;
+  for (auto& st : table.stages) {
+    if (st.is_gate())
+      continue;
+    auto& list = agent_network(spec.agent_for(st.name), settings) ? on : off;
+    list += (list.empty() ? "" : ", ") + st.name;
+  }
+  std::string out = "agent network:";
+  if (!on.empty())
+    out += " on for " + on;
+  if (!off.empty())
+    out += fmt::format("{} off for {}", on.empty() ? "" : ";", off);
+  return out;
+}
+
+bool agent_network(const agent_config& agent,
+                   const sandbox_settings& settings) {
+  return agent.network.value_or(settings.agent_network);
+}
 
 core::confinement agent_confinement(const attempt_paths& paths,
                                     const sandbox_settings& settings,
-                                    bool isolate) {
+                                    bool isolate, bool network) {
   using kind = core::sandbox_mount::kind;
   core::confinement c;
   c.isolate = isolate;
-  c.network = settings.agent_network;
+  c.network = network;
   // Order matters: a later mount wins on its path and below. Hidden first
   // ($TMPDIR may hold the reference in tests), then what it must read, then
   // the evidence hidden again (the spec's folder may hold the runs folder),

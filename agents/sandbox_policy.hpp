@@ -5,6 +5,7 @@
 
 #include "core/confinement.hpp"
 #include "kport/config.hpp"
+#include "kport/port_spec.hpp"
 
 #include <string>
 
@@ -23,12 +24,25 @@ struct attempt_paths {
   std::string tmp_dir; ///< $TMPDIR when it is not /tmp: hidden (lease sockets)
 };
 
+/// Whether an agent's attempts reach the network: its stage's or [agents]'
+/// `network` (agent_config::network, resolved when the spec was read), else
+/// sandbox.agent_network.
+bool agent_network(const agent_config& agent, const sandbox_settings& settings);
+
+/// What verdict.json's `sandbox` says of the agents' network, per agent
+/// stage of `spec` ("agent network: on for translate; off for analyze");
+/// unconfined attempts (`isolate` false) all reach it.
+std::string network_summary(const port_spec& spec,
+                            const pipeline::pipeline_table& table,
+                            const sandbox_settings& settings, bool isolate);
+
 /// The confinement of an agent attempt: `/` read-only, the reference and
 /// spec read-only, the runs folder, the job's evidence and $TMPDIR hidden,
 /// its workspace and attempt folder writable, its task read-only; network
-/// as configured; the configured limits, the workspace watched.
+/// as `network` says (agent_network()); the configured limits, the
+/// workspace watched.
 core::confinement agent_confinement(const attempt_paths& paths,
                                     const sandbox_settings& settings,
-                                    bool isolate);
+                                    bool isolate, bool network);
 
 } // namespace kport::agents

@@ -62,6 +62,15 @@ int report_command(const report_options& o) {
     std::fprintf(stderr, "kport: %s\n", m.err().message.c_str());
     return 1;
   }
+  // Never silently: a bundle changed after kport wrote it is said on stderr
+  // too, with the journal's verdict the report shows in its place.
+  for (auto& j : m->jobs)
+    if (j.evidence_state == "modified")
+      for (auto& p : j.evidence_problems)
+        std::fprintf(stderr,
+                     "kport: %s; the journal's record is the verdict: %s "
+                     "(%s)\n",
+                     p.c_str(), j.state.c_str(), j.reason.c_str());
   if (o.json) {
     auto text = report::render_json(*m);
     if (o.out_dir.empty()) {

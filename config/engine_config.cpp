@@ -129,6 +129,8 @@ engine_config decode(toml::table& merged) {
     auto r = top.sub("agents", *t);
     c.agents.driver = r.string("driver", c.agents.driver);
     c.agents.timeout_s = r.number("timeout_s", c.agents.timeout_s);
+    if (r.has("network"))
+      c.agents.network = r.boolean("network", false);
     if (!std::isfinite(c.agents.timeout_s) || !(c.agents.timeout_s >= 0.001))
       r.fail_at("timeout_s", "must be a finite number of seconds, at least "
                              "0.001");

@@ -105,6 +105,8 @@ agent_config read_agent(toml_reader& r, const agent_config& defaults,
   if (r.has("recording"))
     a.recording = absolute(base, r.string("recording", ""));
   a.timeout_s = duration_s(r, "timeout_s", a.timeout_s);
+  if (r.has("network"))
+    a.network = r.boolean("network", false);
   if (auto* env = r.table("env")) {
     auto er = r.sub("env", *env);
     for (auto& k : er.keys())
@@ -272,6 +274,7 @@ port_spec decode(const toml::table& t, const std::string& name,
   agent_config defaults;
   defaults.driver = cfg.agents.driver;
   defaults.timeout_s = cfg.agents.timeout_s;
+  defaults.network = cfg.agents.network;
   if (auto* agents = r.table("agents")) {
     auto ar = r.sub("agents", *agents);
     // Stage tables first, so the defaults reader below sees them as known.

@@ -5,6 +5,7 @@
 #include "daemon/metrics.hpp"
 #include "daemon/orphans.hpp"
 #include "evidence/artifact_store.hpp"
+#include "evidence/evidence_check.hpp"
 #include "evidence/journal.hpp"
 #include "kport/engine.hpp"
 
@@ -426,9 +427,20 @@ void server::on_jobs(const std::string& peer, const std::string& delim,
               b, name.c_str(), v.op.c_str(), v.state.c_str(), v.stage.c_str(),
               v.attempt, v.reason.c_str(), evidence.c_str()));
         };
-        if (!job.empty())
-          add(job, jobs_[job]);
-        else
+        if (!job.empty()) {
+          // One ended job: its folder checked against the journal (the
+          // state shown is the journal's whatever the files say).
+          auto v = jobs_[job];
+          if (v.state != "RUNNING")
+            if (auto c = evidence::check_bundle(
+                    (fs::path{cfg_.runtime.runs_dir} / job).string());
+                c.evidence.tampered())
+              v.reason += fmt::format(
+                  " (evidence modified: {}; the journal's record is the "
+                  "verdict: {})",
+                  c.evidence.message(), v.state);
+          add(job, v);
+        } else
           for (auto& [name, v] : jobs_)
             if ((!unfinished_only || v.state == "RUNNING") &&
                 (state.empty() || v.state == state))

@@ -9,6 +9,7 @@
 #include "devices/cuda_probe.hpp"
 #include "evidence/artifact_store.hpp"
 #include "evidence/bundle.hpp"
+#include "evidence/evidence_check.hpp"
 #include "evidence/verdict_file.hpp"
 #include "messages/stage_table.hpp"
 
@@ -321,9 +322,15 @@ result<std::vector<std::string>> engine::resume() {
   // job starts, as a bad spec stops `kport run`.
   std::vector<std::pair<std::string, port_spec>> todo;
   for (auto& j : *jobs) {
+    evidence::bundle paths{cfg.runtime.runs_dir, j.job};
+    // Never silently: files changed since kport wrote them are said, and
+    // a job is not resumed from them.
+    auto check = evidence::check_bundle(paths.job_dir());
     if (!j.state.empty()) {
+      if (check.evidence.tampered())
+        spdlog::warn("{}: {}; the journal's record is the verdict: {}", j.job,
+                     check.evidence.message(), j.state);
       // Ended in the journal; its verdict.json may not have been written.
-      evidence::bundle paths{cfg.runtime.runs_dir, j.job};
       if (!fs::exists(paths.verdict_json()))
         if (auto bin = impl_->journal->final_verdict(j.job);
             bin && !bin->empty())
@@ -333,6 +340,12 @@ result<std::vector<std::string>> engine::resume() {
             return std::move(r).err();
       continue;
     }
+    if (check.evidence.tampered())
+      return fail(error_code::io,
+                  fmt::format("cannot resume job `{}` from evidence changed "
+                              "after kport wrote it: {}; restore those files "
+                              "or start the job afresh",
+                              j.job, check.evidence.message()));
     auto spec = load_port_spec(j.spec, cfg);
     if (!spec)
       return fail(spec.err().code,

@@ -1,6 +1,11 @@
 #include "evidence/journal.hpp"
 
+#include "evidence/bundle.hpp"
+#include "evidence/manifest.hpp"
+#include "messages/schema.hpp"
+
 #include <chrono>
+#include <filesystem>
 #include <fmt/format.h>
 #include <sqlite3.h>
 #include <vector>
@@ -97,6 +102,8 @@ result<std::unique_ptr<journal>> journal::open(const std::string& path) {
     return err;
   }
   std::unique_ptr<journal> j{new journal(db)};
+  if (path != ":memory:")
+    j->runs_dir_ = std::filesystem::path{path}.parent_path().string();
   sqlite3_busy_timeout(db, 5000);
   // WAL: readers (a `kport status` beside a running daemon) never block the
   // writer; NORMAL sync is durable across process crashes, which is the
@@ -141,7 +148,11 @@ result<std::unique_ptr<journal>> journal::open(const std::string& path) {
         "KEY, job TEXT UNIQUE, spec_path TEXT, spec_text TEXT, "
         "base_dir TEXT, at REAL)",
         "CREATE TABLE IF NOT EXISTS process_groups (pgid INTEGER "
-        "PRIMARY KEY, start_ticks INTEGER, owner INTEGER)"})
+        "PRIMARY KEY, start_ticks INTEGER, owner INTEGER)",
+        // What each artifact kport wrote holds: readers compare the
+        // files with it (evidence_check.hpp).
+        "CREATE TABLE IF NOT EXISTS artifacts (job TEXT, path TEXT, "
+        "xxh3 TEXT, bytes INTEGER, PRIMARY KEY (job, path))"})
     if (auto r = j->exec(sql); !r)
       return std::move(r).err();
   // Journals written before the journal became the source of truth lack
@@ -208,6 +219,45 @@ result<void> journal::attempt_started(const std::string& job,
   return {};
 }
 
+std::string journal::job_relative(const std::string& job,
+                                  const std::string& path) const {
+  namespace fs = std::filesystem;
+  auto abs = fs::absolute(path).lexically_normal();
+  if (runs_dir_.empty())
+    return abs.string();
+  auto dir = fs::absolute(fs::path{runs_dir_} / job).lexically_normal();
+  auto rel = abs.lexically_relative(dir);
+  if (rel.empty() || *rel.begin() == "..")
+    return abs.string();
+  return rel.string();
+}
+
+result<void> journal::insert_artifact(const std::string& job,
+                                      const recorded_artifact& a) {
+  statement s{db_, "INSERT OR REPLACE INTO artifacts (job, path, xxh3, "
+                   "bytes) VALUES (?, ?, ?, ?)"};
+  if (!s.ok() || s.bind(1, job)
+                         .bind(2, a.path)
+                         .bind(3, a.xxh3)
+                         .bind64(4, a.bytes)
+                         .step() != SQLITE_DONE)
+    return db_error(db_, fmt::format("recording the hash of `{}`", a.path));
+  return {};
+}
+
+result<void> journal::record_file(const std::string& job,
+                                  const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return {};
+  auto h = hash_file(path);
+  if (!h)
+    return std::move(h).err();
+  return insert_artifact(
+      job, {job_relative(job, path), hex(*h),
+            static_cast<std::int64_t>(std::filesystem::file_size(path, ec))});
+}
+
 result<void>
 journal::insert_transition(const std::string& job,
                            const pipeline::journaled_transition& t) {
@@ -227,13 +277,32 @@ journal::insert_transition(const std::string& job,
                          .step() != SQLITE_DONE)
     return db_error(db_, fmt::format("recording how {} attempt {} ended",
                                      t.stage, t.attempt));
+  // The attempt has ended: what its artifact holds now is what the
+  // transition was decided on.
+  if (!t.artifact.empty()) {
+    if (auto r = record_file(job, t.artifact); !r)
+      return r;
+    if (auto bin = bundle::binary_of(t.artifact); bin != t.artifact)
+      if (auto r = record_file(job, bin); !r)
+        return r;
+  }
   return {};
 }
 
 result<void> journal::transition(const std::string& job,
                                  const pipeline::journaled_transition& t) {
   std::lock_guard guard{mtx_};
-  return insert_transition(job, t);
+  if (auto r = exec("BEGIN IMMEDIATE"); !r)
+    return r;
+  if (auto r = insert_transition(job, t); !r) {
+    (void)exec("ROLLBACK"); // the error that made us roll back is the news
+    return r;
+  }
+  if (auto r = exec("COMMIT"); !r) {
+    (void)exec("ROLLBACK");
+    return r;
+  }
+  return {};
 }
 
 result<void> journal::job_finished(const std::string& job,
@@ -268,6 +337,16 @@ result<void> journal::job_finished(const std::string& job,
                fmt::format("journal: job `{}` has already ended, or was never "
                            "started: a job ends once",
                            job)));
+  }
+  // What verdict.{bin,json} will hold (evidence::store_artifact writes
+  // these bytes), recorded before either file exists.
+  if (!verdict_bin.empty()) {
+    if (auto r = insert_artifact(job, record_of("verdict.bin", verdict_bin));
+        !r)
+      return rollback(std::move(r).err());
+    if (auto json = messages::artifact_to_json("verdict", verdict_bin))
+      if (auto r = insert_artifact(job, record_of("verdict.json", *json)); !r)
+        return rollback(std::move(r).err());
   }
   if (auto r = exec("COMMIT"); !r)
     return rollback(std::move(r).err());
@@ -375,6 +454,20 @@ result<std::string> journal::final_verdict(const std::string& job) {
         error_code::not_found,
         fmt::format("job `{}` has no final verdict in the journal", job));
   return s.blob(0);
+}
+
+result<std::vector<recorded_artifact>>
+journal::artifacts(const std::string& job) {
+  std::lock_guard guard{mtx_};
+  statement s{db_, "SELECT path, xxh3, bytes FROM artifacts WHERE job = ? "
+                   "ORDER BY path"};
+  if (!s.ok())
+    return db_error(db_, "reading artifact hashes");
+  s.bind(1, job);
+  std::vector<recorded_artifact> out;
+  while (s.step() == SQLITE_ROW)
+    out.push_back({s.text(0), s.text(1), s.int64(2)});
+  return out;
 }
 
 result<std::string> journal::final_state(const std::string& job) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "evidence/evidence_check.hpp"
 #include "kport/error.hpp"
 #include "pipeline/replay.hpp"
 
@@ -79,14 +80,17 @@ public:
   result<void> attempt_started(const std::string& job,
                                const pipeline::started_attempt& a);
 
-  /// Records how an attempt ended and where the job goes next (a stage).
+  /// Records how an attempt ended and where the job goes next (a stage),
+  /// with what its artifact (and the binary beside it) holds now, in one
+  /// transaction.
   result<void> transition(const std::string& job,
                           const pipeline::journaled_transition& t);
 
   /// Ends a job: its last transition (if the job ends on one), its final
-  /// state and reason and its final verdict (verdict.bin), in one
-  /// transaction. Fails, changing nothing, when the job already ended: no
-  /// job ends twice.
+  /// state and reason and its final verdict (verdict.bin), with the hashes
+  /// verdict.bin and verdict.json will have, in one transaction: the
+  /// record exists before the files do. Fails, changing nothing, when the job
+  /// already ended: no job ends twice.
   result<void> job_finished(const std::string& job,
                             const pipeline::journaled_transition* last,
                             msg::FinalState state, const std::string& reason,
@@ -102,6 +106,10 @@ public:
 
   /// The final verdict (verdict.bin) a job ended with; not_found while it runs.
   result<std::string> final_verdict(const std::string& job);
+
+  /// What kport recorded of the artifacts it wrote for `job` (verdict,
+  /// attempt artifacts), by path; empty for jobs from before the record.
+  result<std::vector<recorded_artifact>> artifacts(const std::string& job);
 
   /// The final state of a job, or "" while it runs.
   result<std::string> final_state(const std::string& job);
@@ -140,7 +148,16 @@ private:
                           const char* type);
   result<void> insert_transition(const std::string& job,
                                  const pipeline::journaled_transition& t);
+  result<void> insert_artifact(const std::string& job,
+                               const recorded_artifact& a);
+  /// Records the file `path` as it is on disk now (absent files: nothing).
+  result<void> record_file(const std::string& job, const std::string& path);
+  /// `path` relative to the job's folder, or absolute outside it.
+  std::string job_relative(const std::string& job,
+                           const std::string& path) const;
   sqlite3* db_;
+  /// The folder the journal lies in (the runs folder); "" in memory.
+  std::string runs_dir_;
   /// Port actors write from several threads; a transaction must not take in
   /// another thread's statements.
   std::mutex mtx_;

@@ -2,7 +2,10 @@
 
 #include "core/atomic_file.hpp"
 #include "evidence/bundle.hpp"
+#include "evidence/evidence_check.hpp"
+
 #include "messages/stage_table.hpp"
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -50,7 +53,11 @@ namespace kport {
 
 result<job_result> read_verdict_file(const std::string& path) {
   auto bin_path = evidence::bundle::binary_of(path);
-  auto bin = core::read_file(bin_path, 64u << 20);
+  auto check = evidence::check_bundle(
+      std::filesystem::path{path}.parent_path().string());
+  auto bin = check.journal_verdict.empty()
+                 ? core::read_file(bin_path, 64u << 20)
+                 : result<std::string>{std::move(check.journal_verdict)};
   if (!bin)
     return std::move(bin).err();
   flatbuffers::Verifier verifier(
@@ -58,7 +65,13 @@ result<job_result> read_verdict_file(const std::string& path) {
   if (!msg::VerifyFinalVerdictBuffer(verifier))
     return fail(error_code::parse,
                 fmt::format("`{}` is not a kport verdict", bin_path));
-  return evidence::job_result_of(msg::GetFinalVerdict(bin->data()));
+  auto r = evidence::job_result_of(msg::GetFinalVerdict(bin->data()));
+  if (r) {
+    r->evidence_state = std::string{check.evidence.label()};
+    r->evidence_problem =
+        check.evidence.tampered() ? check.evidence.message() : check.unchecked;
+  }
+  return r;
 }
 
 } // namespace kport

@@ -274,6 +274,14 @@ std::string job_section(const job_report& j, const html_options& o,
       "<section class=\"job{}\" id=\"{}\" data-state=\"{}\"><h2>{} <span "
       "class=\"muted\">{}</span></h2>",
       closed ? " closed" : "", id_of(j), esc(j.state), esc(j.job), esc(j.op));
+  if (j.evidence_state == "modified") {
+    out += "<div class=\"tampered\"><b>evidence modified</b>: files of this "
+           "job changed after kport wrote them; the state shown is the "
+           "journal's<ul>";
+    for (auto& p : j.evidence_problems)
+      out += fmt::format("<li>{}</li>", esc(p));
+    out += "</ul></div>";
+  }
   out += verdict_box(j);
   out += performance(j);
   out += integrity(j);
@@ -310,14 +318,15 @@ std::string run_overview(const report_model& m) {
   for (auto& j : m.jobs)
     out += fmt::format(
         "<tr class=\"job-row\" data-state=\"{0}\" data-job=\"{1}\" "
-        "onclick=\"kportOpen('{2}')\"><td>{1}</td><td>{3}</td><td>{0}</td>"
+        "onclick=\"kportOpen('{2}')\"><td>{1}</td><td>{3}</td><td>{0}{11}</td>"
         "<td class=\"num\" data-v=\"{4}\">{5}</td><td class=\"num\">{6}</td>"
         "<td class=\"num\">{7}</td><td class=\"num\">{8}</td><td "
         "class=\"num\">{9:.1f}</td><td>{10}</td></tr>",
         esc(j.state), esc(j.job), id_of(j), esc(j.op),
         j.has_perf ? num(j.geomean, "{:.6f}") : "-1",
         j.has_perf ? num(j.geomean) : "-", j.configs.size(), j.attempts.size(),
-        j.tests_executed, j.wall_s, esc(j.reason));
+        j.tests_executed, j.wall_s, esc(j.reason),
+        j.evidence_state == "modified" ? " <b>(evidence modified)</b>" : "");
   out += "</tbody></table>";
   if (!m.devices.empty()) {
     out += "<h3>Devices</h3><p>Over every measured run of every job: time in "

@@ -145,6 +145,8 @@ std::string job_json(const job_report& j) {
        {"wall_s", num(j.wall_s)},
        {"evidence", json_quote(j.dir)},
        {"trace", j.has_trace ? json_quote(j.dir + "/trace.json") : "null"},
+       {"evidence_state", json_quote(j.evidence_state)},
+       {"evidence_problems", strs(j.evidence_problems)},
        {"configs", configs},
        {"runs", runs},
        {"integrity", findings},

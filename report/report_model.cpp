@@ -1,6 +1,7 @@
 #include "report/report_model.hpp"
 
 #include "core/atomic_file.hpp"
+#include "evidence/evidence_check.hpp"
 #include "gates/bench_samples.hpp"
 #include "gates/integrity/rule_table.hpp"
 #include "ir/diff.hpp"
@@ -243,12 +244,27 @@ std::unique_ptr<std::string> read_gate_report(const fs::path& dir) {
   return std::make_unique<std::string>(std::move(*bin));
 }
 
+/// The bundle checked against the journal beside it; `bin` becomes the
+/// journal's verdict when verdict.{json,bin} no longer is what kport wrote.
+void check_evidence(const fs::path& dir, job_report& j,
+                    result<std::string>& bin) {
+  auto c = evidence::check_bundle(dir.string());
+  j.evidence_state = std::string{c.evidence.label()};
+  if (!c.unchecked.empty())
+    j.evidence_problems.push_back(c.unchecked);
+  for (auto& p : c.evidence.problems)
+    j.evidence_problems.push_back(evidence::describe(p));
+  if (!c.journal_verdict.empty())
+    bin = std::move(c.journal_verdict);
+}
+
 result<job_report> read_job(const fs::path& dir) {
+  job_report j;
   auto bin = verdict_binary(dir);
+  check_evidence(dir, j, bin);
   if (!bin)
     return std::move(bin).err();
   auto* v = msg::GetFinalVerdict(bin->data());
-  job_report j;
   j.job = str(v->job());
   j.op = str(v->operator_());
   j.state = std::string{messages::to_string(v->state())};

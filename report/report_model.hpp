@@ -95,6 +95,11 @@ struct job_report {
   structure_view structure;
   std::vector<attempt_row> attempts;
   bool has_trace = false; ///< trace.json is in the bundle
+  /// The bundle checked against the journal's hashes: "verified",
+  /// "modified" (state and reason are then the journal's verdict) or "not
+  /// recorded" (no journal beside it, or a job from before the record).
+  std::string evidence_state;
+  std::vector<std::string> evidence_problems; ///< one actionable line each
 };
 
 /// Per device, over every gate run of every job.
@@ -116,7 +121,9 @@ struct report_model {
 /// Reads `path`: a job folder (it holds verdict.json) or a runs folder (its
 /// sub-folders that hold one). Reads verdict.bin (what kport validated) or,
 /// without it, verdict.json; then every attempt folder's report and result.
-/// A folder with neither is an error naming it.
+/// A folder with neither is an error naming it. Files are checked against
+/// the hashes of the journal beside the job's folder (`<runs>/journal.sqlite`):
+/// a verdict changed after kport wrote it is replaced by the journal's.
 result<report_model> read_report(const std::string& path);
 
 } // namespace kport::report

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,10 @@ struct perf_settings {
 struct agent_defaults {
   std::string driver{};
   double timeout_s{};
+  /// `network`: whether agent attempts reach the network; unset: the
+  /// spec's [agents] or sandbox.agent_network decides (stage > [agents] >
+  /// sandbox.agent_network).
+  std::optional<bool> network;
 };
 
 /// [daemon]: `kport serve`.

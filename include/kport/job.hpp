@@ -58,6 +58,12 @@ struct job_result {
   int tests_executed = 0;
   int tests_failed = 0;
   std::string evidence; ///< the job's folder
+  /// read_verdict_file(): the folder checked against the journal's hashes:
+  /// "verified", "modified" (the fields are then the journal's verdict) or
+  /// "not recorded"; "" where nothing was read back.
+  std::string evidence_state;
+  /// What was changed and what to trust, when "modified".
+  std::string evidence_problem;
   double wall_s = 0;
   /// Every step, in order: "<stage>/<attempt> <verdict>".
   std::vector<std::string> path;
@@ -81,7 +87,9 @@ struct device_summary {
   int leased_now = 0; ///< 1 while a run holds it
 };
 
-/// Reads a verdict.json back into a job_result (tools and tests).
+/// Reads a verdict.json back into a job_result (tools and tests), checked
+/// against the journal of its runs folder: a verdict changed after kport
+/// wrote it reads as the journal's, with evidence_state "modified".
 result<job_result> read_verdict_file(const std::string& path);
 
 } // namespace kport

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,6 +61,10 @@ struct agent_config {
   std::string adapter; ///< exec: the agent CLI adapter it came from, if any
   std::vector<usage_pattern> usage; ///< exec: how to read its usage report
   std::string profile; ///< whose stage contracts the prompt carries
+  /// `network`: whether its attempts reach the network; unset:
+  /// sandbox.agent_network (precedence: [agents.<stage>] > [agents] of the
+  /// spec > [agents] of the config > sandbox.agent_network).
+  std::optional<bool> network;
 };
 
 /// A finding of the static scan the spec accepts, and why.

@@ -40,7 +40,7 @@ kind seen_as(const core::confinement& c, const std::string& path) {
 
 TEST(agent_sandbox_policy, workspace_and_attempt_writable_the_rest_not) {
   auto s = default_sandbox();
-  auto c = agent_confinement(paths(), s, true);
+  auto c = agent_confinement(paths(), s, true, true);
   EXPECT_TRUE(c.isolate);
   EXPECT_EQ(seen_as(c, "/r/runs/job-1/workspace/a.cu"), kind::writable);
   EXPECT_EQ(seen_as(c, "/r/runs/job-1/03-translate-1/result.json"),
@@ -62,7 +62,7 @@ TEST(agent_sandbox_policy, network_and_limits_come_from_the_config) {
   s.agent_network = false;
   s.processes = 64;
   s.workspace_bytes = 1u << 30;
-  auto c = agent_confinement(paths(), s, false);
+  auto c = agent_confinement(paths(), s, false, s.agent_network);
   EXPECT_FALSE(c.isolate);
   EXPECT_FALSE(c.network);
   EXPECT_EQ(c.limits.processes, 64);
@@ -73,7 +73,7 @@ TEST(agent_sandbox_policy, network_and_limits_come_from_the_config) {
 TEST(agent_sandbox_policy, a_runs_folder_inside_the_spec_folder_stays_hidden) {
   auto p = paths();
   p.spec_dir = "/r"; // the spec's folder holds the runs folder
-  auto c = agent_confinement(p, default_sandbox(), true);
+  auto c = agent_confinement(p, default_sandbox(), true, true);
   EXPECT_EQ(seen_as(c, "/r/runs/job-2/workspace/a.cu"), kind::hidden);
 }
 

@@ -48,6 +48,14 @@ TEST(gate_sandbox_policy, candidate_writes_its_workspace_not_the_reference) {
   EXPECT_EQ(seen_as(c, "/r/runs/job-2/workspace"), kind::hidden);
 }
 
+TEST(gate_sandbox_policy, measured_runs_never_get_network_whatever_agents_get) {
+  sandbox_settings s;
+  s.agent_network = true; // agents may; a build, test or bench may not
+  for (bool reference : {false, true})
+    EXPECT_FALSE(gate_confinement(paths(), reference, s, true).network)
+        << (reference ? "reference" : "candidate");
+}
+
 TEST(gate_sandbox_policy, reference_writes_its_out_folder_not_the_workspace) {
   auto c = gate_confinement(paths(), true, default_sandbox(), true);
   EXPECT_EQ(seen_as(c, "/r/runs/job-1/reference-build/x"), kind::writable);
