@@ -96,6 +96,10 @@ def main():
     print("\nobjects including a CAF header:")
     for t in sorted(with_caf):
         print(f"  {t}")
+    print("\nobjects compiled with the CAF precompiled header that include no"
+          " CAF header:")
+    for t in sorted(set(with_pch) - set(with_caf)):
+        print(f"  {t}")
 
 
 main()
