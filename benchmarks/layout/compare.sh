@@ -9,6 +9,8 @@
 # each bench inside bwrap --unshare-pid, whose namespace's processes the
 # kernel reaps when its init exits, so their CPU never reaches time's rusage.
 # Usage: compare.sh BEFORE_SRC AFTER_SRC N OUT_DIR
+#   KPORT_LAYOUT_AFTER_ARGS: extra `kport run` arguments for the after side
+#   only (e.g. --config FILE, to compare one build with itself).
 #   writes OUT_DIR/run-<side>-<i>.log (kport's output), .time (time -v),
 #   .cpuacct (the cgroup's user and system ns), .states (per job: final state
 #   and the attempt folders in order), and keeps the runs folders under
@@ -23,7 +25,8 @@ cgroot=/sys/fs/cgroup/cpuacct
 for i in $(seq 1 "$n"); do
   for side in before after; do
     src=$before
-    [[ $side == after ]] && src=$after
+    extra=
+    [[ $side == after ]] && src=$after && extra=${KPORT_LAYOUT_AFTER_ARGS:-}
     runs=${KPORT_LAYOUT_RUNS:-/tmp/kport-layout-runs}/$side-$i
     rm -rf "$runs"
     cg=$cgroot/kport-layout-$side-$i
@@ -33,6 +36,7 @@ for i in $(seq 1 "$n"); do
       echo $BASHPID >"$cg/cgroup.procs" &&
       exec /usr/bin/time -v -o "$out/run-$side-$i.time" "$src/build/kport" \
         run ./*/port*.toml --runs-dir "$runs" --expect expected.toml \
+        ${extra:+$extra} \
         >"$out/run-$side-$i.log" 2>&1)
     status=$?
     echo "user_ns $(cat "$cg/cpuacct.usage_user")" >"$out/run-$side-$i.cpuacct"

@@ -41,6 +41,8 @@ def main():
     for path in sorted(glob.glob(os.path.join(d, "build*-*.time.txt"))):
         name = os.path.basename(path)[:-len(".time.txt")]
         run, side = name.split("-")
+        if "exit" not in open(path).read():
+            continue  # a build still in progress
         t = time_v(path)
         tus = open(os.path.join(d, name + ".tu.txt")).read().strip()
         builds.setdefault(side, []).append(t)
