@@ -80,22 +80,7 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
       side_process(ctx, side::candidate, ctx.spec->target.test,
                    (dir / "test.log").string(), ctx.cfg->gates.test_timeout);
   add_test_plugin(run, ctx, dir.string());
-  // The reference's run of the same suite says which tests must launch a
-  // port kernel: once per job, beside the candidate's where the pool can.
-  auto ref = cached_reference_tests(ctx);
-  auto ref_run = ref ? std::nullopt : reference_test_run(ctx);
-  auto judge_ref = [&](const result<run_result>& r) {
-    add_measured_run(report, *ref_run, r);
-    ref = judge_reference_run(ctx, *ref_run, r);
-  };
-  result<run_result> result = fail(error_code::internal, "not run");
-  if (ref_run && ctx.run_measured_all) {
-    auto both = ctx.run_measured_all({run, *ref_run});
-    result = std::move(both.at(0));
-    judge_ref(both.at(1));
-  } else {
-    result = ctx.run_measured(run);
-  }
+  auto result = ctx.run_measured(run);
   add_measured_run(report, run, result);
   if (!result)
     return fail_with(
@@ -157,11 +142,20 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
       findings.push_back(std::move(f));
     auto ev =
         test_evidence(dir.string(), counts, ctx.inject_path, result->traces);
-    if (ev.plugin_absent.empty() && ref_run && !ctx.run_measured_all)
-      judge_ref(ctx.run_measured(*ref_run)); // no pool to run it beside
+    // The reference's run of the same suite says which tests must launch a
+    // port kernel: once per job, and only where it can tell (a pytest suite
+    // on a GPU), so after the candidate's run, not beside it: the gate
+    // learns the device's kind from the run.
+    bool needs_ref = ev.plugin_absent.empty() && findings.empty();
+    auto ref = needs_ref ? cached_reference_tests(ctx) : std::nullopt;
+    if (auto ref_run =
+            needs_ref && !ref ? reference_test_run(ctx) : std::nullopt) {
+      auto r = ctx.run_measured(*ref_run);
+      add_measured_run(report, *ref_run, r);
+      ref = judge_reference_run(ctx, *ref_run, r);
+    }
     // A reference that fails its own suite says nothing about the port.
-    if (findings.empty() && ev.plugin_absent.empty() && ref &&
-        ref->at == reference_tests::state::broken)
+    if (findings.empty() && ref && ref->at == reference_tests::state::broken)
       return finish_gate(ctx, report, msg::Verdict::BLOCKED,
                          msg::FailureClass::env, ref->why);
     auto tests = check_test_proof(per_test, ev, *ctx.spec, run_label{"test"},

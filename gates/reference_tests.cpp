@@ -105,6 +105,14 @@ reference_tests judge_reference_run(const gate_context& ctx,
     return out;
   }
   auto counts = parse_test_counts(r->outcome.tail);
+  if (counts && counts->format != "pytest") {
+    // Not pytest's: no per-test ranges whatever its outcome, nor for the
+    // candidate's run of the same suite (kept: no point running it again).
+    out.why = fmt::format("the suite is not pytest's ({} summary)",
+                          counts->format);
+    (void)core::write_file_atomic(cache_path(ctx), to_text(out));
+    return out;
+  }
   auto d = decide_correctness(r->outcome, counts);
   std::string failed;
   if (d.verdict != msg::Verdict::ALL_PASS)

@@ -483,14 +483,6 @@ protected:
       rr.traces.push_back(t);
       return rr;
     };
-    if (side_by_side_)
-      ctx.run_measured_all = [&](const std::vector<measured_run>& runs) {
-        ++side_by_side_calls_;
-        std::vector<result<run_result>> out;
-        for (auto& r : runs)
-          out.push_back(ctx.run_measured(r));
-        return out;
-      };
     return run_correctness_gate(ctx);
   }
 
@@ -498,9 +490,7 @@ protected:
   /// reference's kernel) and pytest's summary of them.
   std::optional<std::vector<recorded_test>> ref_tests_;
   std::string ref_summary_;
-  bool side_by_side_ = false;
   int reference_runs_ = 0;
-  int side_by_side_calls_ = 0;
 
   fs::path dir_;
   engine_config cfg_;
@@ -631,14 +621,12 @@ TEST_F(correctness_gate_proof, a_failing_reference_suite_is_blocked) {
 }
 
 TEST_F(correctness_gate_proof, the_reference_suite_runs_once_per_job) {
-  side_by_side_ = true;
   spec_.target.host_tests.clear();
   ref_tests_ = {{{"t.py::test_a", {"ref_k"}}, {"t.py::test_raises", {}}}};
   std::vector<recorded_test> tests{{"t.py::test_a", {"port_k"}},
                                    {"t.py::test_raises", {}}};
   auto first = run(tests, "2 passed in 0.10s");
   EXPECT_EQ(first.verdict, msg::Verdict::ALL_PASS) << first.reason;
-  EXPECT_EQ(side_by_side_calls_, 1); // beside the candidate's run
   EXPECT_TRUE(fs::exists(dir_ / "job" / "reference-tests" / "tests.txt"));
   // A later attempt of the job reads what the first learned.
   auto second = run(tests, "2 passed in 0.10s");
