@@ -32,6 +32,10 @@ std::string bundle::cache_dir(std::string_view job_dir, std::string_view side) {
   return join(join(std::string{job_dir}, "cache"), std::string{side});
 }
 
+std::string bundle::reference_tests_dir(std::string_view job_dir) {
+  return join(std::string{job_dir}, "reference-tests");
+}
+
 std::string bundle::reference_out() const {
   return join(job_dir_, "reference-build");
 }

@@ -29,6 +29,10 @@ public:
   /// <runs>/<job>/cache/<side>: the tool caches of one side's gate
   /// processes (CuPy, Triton, NVRTC, ...), kept across the job's attempts
   static std::string cache_dir(std::string_view job_dir, std::string_view side);
+  /// <runs>/<job>/reference-tests: the reference's own run of the suite
+  /// (log, traces, the plugin's report) and what it showed per test, kept
+  /// for the job's later correctness attempts (the reference is immutable)
+  static std::string reference_tests_dir(std::string_view job_dir);
   /// <runs>/<job>/verdict: the final verdict's artifact base
   std::string verdict_base() const;
   /// <runs>/<job>/verdict.json

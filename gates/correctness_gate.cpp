@@ -7,6 +7,7 @@
 #include "gates/integrity/test_proof.hpp"
 #include "gates/integrity/trace_rules.hpp"
 #include "gates/proof.hpp"
+#include "gates/reference_tests.hpp"
 #include "gates/sdk_path.hpp"
 
 #include <filesystem>
@@ -46,38 +47,6 @@ correctness_decision decide_correctness(const core::process_outcome& run,
           fmt::format("{} tests passed", c->executed)};
 }
 
-namespace {
-
-/// The per-test evidence of a test run: whether kport loaded its pytest
-/// plugin (PYTEST_PLUGINS, below) into a pytest run, and the plugin's report.
-/// An unreadable or malformed report is the candidate's doing (it runs in
-/// the candidate's process): read as no report, which the check names.
-test_run_evidence test_evidence(const std::string& dir,
-                                const std::optional<test_counts>& counts,
-                                const std::string& inject_path,
-                                const std::vector<trace::trace>& traces) {
-  test_run_evidence ev;
-  ev.counts = counts;
-  ev.plugin_started = test_plugin_started(traces);
-  for (auto& t : traces)
-    ev.dropped += t.dropped_by.cupti_records + t.dropped_by.cupti_buffers +
-                  t.dropped_by.over_cap + t.dropped_by.signal_skipped;
-  if (sdk_python_dir(inject_path).empty())
-    ev.plugin_absent = "kport's Python SDK was not found, so its pytest "
-                       "plugin was not loaded (KPORT_SDK_PYTHON)";
-  else if (!counts || counts->format != "pytest")
-    ev.plugin_absent = fmt::format(
-        "the suite is not pytest's ({} summary): no kport.test ranges",
-        counts ? counts->format : "no");
-  auto path = (fs::path{dir} / "test-report.json").string();
-  if (auto text = core::read_file(path, 64u << 20))
-    if (auto r = parse_test_report(*text, path))
-      ev.report = std::move(*r);
-  return ev;
-}
-
-} // namespace
-
 gate_outcome run_correctness_gate(const gate_context& ctx) {
   msg::GateReportT report;
   report.gate = msg::GateKind::correctness;
@@ -110,17 +79,7 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
   run.process =
       side_process(ctx, side::candidate, ctx.spec->target.test,
                    (dir / "test.log").string(), ctx.cfg->gates.test_timeout);
-  // Check files are the performance gate's evidence, one per bench run.
-  run.process.unset_env.push_back("KPORT_CHECK");
-  // Proof per test: pytest suites run each test in a kport.test:<id> range
-  // (sdk/python/kport_bench/pytest_plugin.py; pytest reads PYTEST_PLUGINS
-  // however it is started, and other suites ignore it). Only where kport
-  // knows the helper's folder (first on PYTHONPATH): a plugin pytest cannot
-  // import would stop every suite.
-  if (!sdk_python_dir(ctx.inject_path).empty())
-    run.process.env.emplace_back("PYTEST_PLUGINS", "kport_bench.pytest_plugin");
-  run.process.env.emplace_back("KPORT_TEST_REPORT",
-                               (dir / "test-report.json").string());
+  add_test_plugin(run, ctx, dir.string());
   auto result = ctx.run_measured(run);
   add_measured_run(report, run, result);
   if (!result)
@@ -182,10 +141,26 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
     auto per_test = kernels_per_test(result->traces, *ctx.spec);
     for (auto& f : check_test_fallback(per_test, *ctx.spec, run_label{"test"}))
       findings.push_back(std::move(f));
-    auto tests = check_test_proof(
-        per_test,
-        test_evidence(dir.string(), counts, ctx.inject_path, result->traces),
-        *ctx.spec, run_label{"test"});
+    auto ev =
+        test_evidence(dir.string(), counts, ctx.inject_path, result->traces);
+    // The reference's run of the same suite says which tests must launch a
+    // port kernel: once per job, and only where it can tell (a pytest suite
+    // on a GPU), so after the candidate's run, not beside it: the gate
+    // learns the device's kind from the run.
+    bool needs_ref = ev.plugin_absent.empty() && findings.empty();
+    auto ref = needs_ref ? cached_reference_tests(ctx) : std::nullopt;
+    if (auto ref_run =
+            needs_ref && !ref ? reference_test_run(ctx) : std::nullopt) {
+      auto r = ctx.run_measured(*ref_run);
+      add_measured_run(report, *ref_run, r);
+      ref = judge_reference_run(ctx, *ref_run, r);
+    }
+    // A reference that fails its own suite says nothing about the port.
+    if (findings.empty() && ref && ref->at == reference_tests::state::broken)
+      return finish_gate(ctx, report, msg::Verdict::BLOCKED,
+                         msg::FailureClass::env, ref->why);
+    auto tests = check_test_proof(per_test, ev, *ctx.spec, run_label{"test"},
+                                  ref ? &*ref : nullptr);
     for (auto& f : tests.findings)
       findings.push_back(std::move(f));
     if (!findings.empty()) {

@@ -134,12 +134,193 @@ std::string first_ids(const std::vector<std::string>& ids) {
   return out;
 }
 
+/// The part of a pytest node id after its file ("t.py::test_a[x]" ->
+/// "test_a[x]"): the file's part is relative to pytest's rootdir, which
+/// may differ between the sides (a relative path, another cwd).
+std::string_view in_file(std::string_view id) {
+  auto at = id.find("::");
+  return at == std::string_view::npos ? id : id.substr(at + 2);
+}
+
+/// Finds a candidate test's id in the reference's run: the same id, else
+/// the same test in its file when only one of the reference's tests has it.
+class reference_index {
+public:
+  reference_index() = default;
+  explicit reference_index(const reference_tests& r)
+      : ref_{&r} {
+    for (auto& [id, launched] : r.launched)
+      ++by_name_[std::string{in_file(id)}];
+  }
+  std::optional<bool> launched(const std::string& id) const {
+    if (auto it = ref_->launched.find(id); it != ref_->launched.end())
+      return it->second;
+    auto name = in_file(id);
+    auto n = by_name_.find(std::string{name});
+    if (n == by_name_.end() || n->second != 1)
+      return std::nullopt;
+    for (auto& [rid, launched] : ref_->launched)
+      if (in_file(rid) == name)
+        return launched;
+    return std::nullopt;
+  }
+  /// The reference's passed tests that no test of `run` matches.
+  std::vector<std::string> unseen(const std::vector<test_outcome>& run) const {
+    std::set<std::string> ids, names;
+    for (auto& t : run) {
+      ids.insert(t.id);
+      names.insert(std::string{in_file(t.id)});
+    }
+    std::vector<std::string> out;
+    for (auto& [id, launched] : ref_->launched)
+      if (!ids.count(id) && !names.count(std::string{in_file(id)}))
+        out.push_back(id);
+    return out;
+  }
+
+private:
+  const reference_tests* ref_ = nullptr;
+  std::map<std::string, int> by_name_;
+};
+
+/// Cache lines carry ids as pytest wrote them; a newline or a backslash
+/// in one is escaped so that each test stays one line.
+std::string escaped(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string unescaped(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size()) {
+      out += s[i + 1] == 'n' ? '\n' : s[i + 1];
+      ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+constexpr std::string_view cache_header = "kport reference-tests 1";
+
 } // namespace
+
+reference_tests
+read_reference_tests(const std::map<std::string, test_kernels>& tests,
+                     const test_run_evidence& run, const std::string& failed) {
+  reference_tests r;
+  if (!failed.empty()) {
+    r.at = reference_tests::state::broken;
+    r.why = "the reference's own run of the suite (KPORT_SIDE=reference) did "
+            "not pass: " +
+            failed;
+    return r;
+  }
+  auto unranged = [&](std::string why) {
+    r.why = std::move(why);
+    return r;
+  };
+  if (!run.plugin_absent.empty())
+    return unranged(run.plugin_absent);
+  if (!run.report)
+    return unranged("the pytest plugin wrote no report on the reference side");
+  if (!run.report->ranges)
+    return unranged("the pytest plugin had no NVTX on the reference side");
+  // A lost record may be a reference kernel: the test would look host-like.
+  if (run.dropped > 0)
+    return unranged(
+        fmt::format("the reference run's trace lost {} records", run.dropped));
+  bool any = false;
+  for (auto& t : run.report->tests) {
+    if (t.outcome != "passed")
+      continue;
+    auto k = tests.find(t.id);
+    if (k == tests.end() || !k->second.ranged)
+      continue;
+    // A glob of target.kernels may match the reference's kernel too.
+    bool launched =
+        !k->second.reference.empty() || !k->second.candidate.empty();
+    r.launched[t.id] = launched;
+    any = any || launched;
+  }
+  // No test at all with a reference kernel: more likely reference.kernels
+  // matching nothing than a suite without the operator; the spec decides.
+  if (!any)
+    return unranged("no test of the reference's run launched a kernel "
+                    "reference.kernels matches");
+  r.at = reference_tests::state::ranged;
+  return r;
+}
+
+std::string to_text(const reference_tests& r) {
+  static constexpr const char* names[] = {"ranged", "unranged", "broken"};
+  std::string out{cache_header};
+  out += fmt::format("\nstate\t{}\nwhy\t{}\n", names[static_cast<int>(r.at)],
+                     escaped(r.why));
+  for (auto& [id, launched] : r.launched)
+    out += fmt::format("test\t{}\t{}\n", launched ? 1 : 0, escaped(id));
+  return out;
+}
+
+result<reference_tests> parse_reference_tests(std::string_view text,
+                                              std::string_view source) {
+  reference_tests r;
+  auto bad = [&](int line, std::string_view what) {
+    return fail(error_code::parse,
+                fmt::format("{}:{}: {}; remove it to run the reference's "
+                            "suite again",
+                            source, line, what));
+  };
+  int line = 0;
+  bool state_seen = false;
+  for (std::size_t at = 0; at < text.size(); ++line) {
+    auto end = text.find('\n', at);
+    if (end == std::string_view::npos)
+      return bad(line + 1, "truncated (no newline at its end)");
+    auto l = text.substr(at, end - at);
+    at = end + 1;
+    if (line == 0) {
+      if (l != cache_header)
+        return bad(1, fmt::format("not a `{}` file", cache_header));
+    } else if (l.rfind("state\t", 0) == 0) {
+      auto v = l.substr(6);
+      if (v == "ranged")
+        r.at = reference_tests::state::ranged;
+      else if (v == "unranged")
+        r.at = reference_tests::state::unranged;
+      else if (v == "broken")
+        r.at = reference_tests::state::broken;
+      else
+        return bad(line + 1, "unknown state");
+      state_seen = true;
+    } else if (l.rfind("why\t", 0) == 0) {
+      r.why = unescaped(l.substr(4));
+    } else if (l.size() > 7 && l.rfind("test\t", 0) == 0 &&
+               (l[5] == '0' || l[5] == '1') && l[6] == '\t') {
+      r.launched[unescaped(l.substr(7))] = l[5] == '1';
+    } else {
+      return bad(line + 1, "unexpected line");
+    }
+  }
+  if (!state_seen)
+    return bad(line, "no state line");
+  return r;
+}
 
 test_proof_outcome
 check_test_proof(const std::map<std::string, test_kernels>& tests,
                  const test_run_evidence& run, const port_spec& spec,
-                 const run_label& where) {
+                 const run_label& where, const reference_tests* ref) {
   test_proof_outcome out;
   auto tampered = [&](std::string detail, int count) {
     auto f = make_finding(msg::IntegrityRule::harness_tampered, where, "",
@@ -208,15 +389,30 @@ check_test_proof(const std::map<std::string, test_kernels>& tests,
         run.dropped);
     return out;
   }
-  std::vector<std::string> nothing, library;
-  int allowed = 0;
+  std::vector<std::string> nothing, library, unmatched;
+  int allowed = 0, host_like = 0;
+  bool by_reference = ref && ref->at == reference_tests::state::ranged;
+  reference_index index;
+  if (by_reference)
+    index = reference_index{*ref};
   for (auto& id : passed) {
+    // The reference's evidence first: a test it passed without its kernel
+    // needs none of the port's (counted whether or not the port launched
+    // one). A test it did not pass is judged as before (host_tests).
+    std::optional<bool> ref_launched;
+    if (by_reference) {
+      ref_launched = index.launched(id);
+      if (!ref_launched)
+        unmatched.push_back(id);
+      else if (!*ref_launched)
+        ++host_like;
+    }
     auto k = tests.find(id);
     if (k == tests.end() || !k->second.ranged) {
       unranged.push_back(id);
       continue;
     }
-    if (!k->second.candidate.empty())
+    if (!k->second.candidate.empty() || (ref_launched && !*ref_launched))
       continue;
     if (host_test(id, spec)) {
       ++allowed;
@@ -236,12 +432,17 @@ check_test_proof(const std::map<std::string, test_kernels>& tests,
         fmt::format(
             "passed without launching a candidate kernel: {} ({} passed "
             "tests launched only library kernels or copies{}, {} no device "
-            "work at all{}); a test that needs no kernel of the port "
-            "(an argument check) belongs in target.host_tests",
+            "work at all{}); {}",
             first, library.size(),
             library.empty() ? "" : ", first `" + library.front() + "`",
             nothing.size(),
-            nothing.empty() ? "" : ", first `" + nothing.front() + "`"));
+            nothing.empty() ? "" : ", first `" + nothing.front() + "`",
+            by_reference
+                ? "the reference's own run of the suite launched a reference "
+                  "kernel in these tests (or did not pass them), so the port "
+                  "must launch its own"
+                : "a test that needs no kernel of the port (an argument "
+                  "check) belongs in target.host_tests"));
     f.count = static_cast<int>(library.size() + nothing.size());
     out.findings.push_back(std::move(f));
   }
@@ -249,6 +450,28 @@ check_test_proof(const std::map<std::string, test_kernels>& tests,
                          "candidate kernel in its kport.test range, {} of "
                          "them excepted by target.host_tests",
                          passed.size(), allowed);
+  if (by_reference) {
+    out.note += fmt::format(
+        "; the reference's run of the suite: {} of them host-like (passed "
+        "there without a reference kernel: no candidate kernel required)",
+        host_like);
+    // Ids may differ for honest reasons: a suite parametrised over what the
+    // implementation under test declares (its dtypes), or a skip that only
+    // one side takes. The candidate gains nothing from it: an unmatched
+    // test is judged by target.host_tests alone, as without the reference.
+    if (!unmatched.empty())
+      out.note += fmt::format(", {} not passed there (judged by "
+                              "target.host_tests alone): {}",
+                              unmatched.size(), first_ids(unmatched));
+    auto missing = index.unseen(run.report->tests);
+    if (!missing.empty())
+      out.note += fmt::format(", {} passed there but not run here: {}",
+                              missing.size(), first_ids(missing));
+  } else if (ref) {
+    out.note += "; no reference evidence per test (" + ref->why +
+                "): target.host_tests alone says which tests need no "
+                "candidate kernel";
+  }
   // A glob that matches no test of the report is likely stale (a renamed
   // test): say so, as it would except a future test nobody meant.
   std::vector<std::string> unused;

@@ -79,6 +79,34 @@ struct test_run_evidence {
   bool plugin_started = false; ///< test_plugin_started
 };
 
+/// What the reference's own run of the suite (KPORT_SIDE=reference, the
+/// same command, plugin and tracing) showed: per passed test, whether it
+/// launched a reference kernel. It says which tests must launch a port
+/// kernel, whatever the spec lists: a test the reference passes without its
+/// kernel (an argument check, an empty input) needs none of the port's.
+struct reference_tests {
+  /// ranged: `launched` is evidence; unranged: the run shows no per-test
+  /// kernels (not pytest, no plugin or NVTX, not on a GPU), `why` says so;
+  /// broken: the reference's own suite failed, `why` says how (BLOCKED).
+  enum class state { ranged, unranged, broken };
+  state at = state::unranged;
+  std::string why;
+  std::map<std::string, bool> launched; ///< passed test id -> a ref kernel
+};
+
+/// Decides reference_tests from the reference run: `failed` is why the run
+/// did not pass (decide_correctness's reason), empty when it did; the
+/// per-test kernels and the evidence are read as for the candidate's run.
+reference_tests
+read_reference_tests(const std::map<std::string, test_kernels>& tests,
+                     const test_run_evidence& run, const std::string& failed);
+
+/// The cache file of reference_tests (one line per test), and back; a
+/// damaged file is an error (the gate runs the reference again).
+std::string to_text(const reference_tests& r);
+result<reference_tests> parse_reference_tests(std::string_view text,
+                                              std::string_view source);
+
 /// The proof per test's findings, and a note for the gate's report (what it
 /// checked, or why it could not).
 struct test_proof_outcome {
@@ -96,13 +124,17 @@ struct test_proof_outcome {
 /// passed test with no candidate kernel in its range is no_candidate_kernel,
 /// whether it launched library kernels and copies or nothing at all, unless
 /// `target.host_tests` lists it (argument checks, empty inputs: tests that
-/// pass without the port's kernel whatever the port). Reference kernels in
+/// pass without the port's kernel whatever the port). With `ref` ranged, a
+/// passed test that the reference passed without a reference kernel needs
+/// no candidate kernel either (host-like: counted in the note); one the
+/// reference's run did not pass is judged as without `ref` (noted, never a
+/// finding of its own: see the .cpp). Reference kernels in
 /// a range are check_test_fallback's. No plugin, or a plugin without NVTX,
 /// is no evidence either way: no finding, a note saying why. A trace that
 /// lost records cannot show a test's range or kernels: `blocked` says so.
 test_proof_outcome
 check_test_proof(const std::map<std::string, test_kernels>& tests,
                  const test_run_evidence& run, const port_spec& spec,
-                 const run_label& where);
+                 const run_label& where, const reference_tests* ref = nullptr);
 
 } // namespace kport::gates

@@ -259,6 +259,145 @@ TEST(test_proof, the_plugins_report_is_read_strictly) {
       << bad.err().message;
 }
 
+/// What the reference's own run of the suite showed, from its recorded
+/// tests (every one passed there).
+reference_tests reference_run(const std::vector<recorded_test>& tests,
+                              const port_spec& s = spec()) {
+  return read_reference_tests(kernels_per_test({test_run(tests)}, s),
+                              passed_run(tests), "");
+}
+
+test_proof_outcome judge_with(const std::vector<recorded_test>& tests,
+                              const reference_tests& ref,
+                              const port_spec& s = spec()) {
+  return check_test_proof(kernels_per_test({test_run(tests)}, s),
+                          passed_run(tests), s, run_label{"test"}, &ref);
+}
+
+TEST(reference_proof, an_argument_check_without_kernels_on_either_side_passes) {
+  // An honest suite's argument check: it builds CUDA inputs (torch's fill
+  // kernel) and expects a raise; neither side launches its kernel, and the
+  // spec lists no host_tests.
+  auto ref = reference_run({{"t.py::test_a", {"randn", "ref_k"}},
+                            {"t.py::test_float64_raises", {"fill_kernel"}},
+                            {"t.py::test_import", {}}});
+  ASSERT_EQ(ref.at, reference_tests::state::ranged) << ref.why;
+  auto out = judge_with({{"t.py::test_a", {"randn", "port_k"}},
+                         {"t.py::test_float64_raises", {"fill_kernel"}},
+                         {"t.py::test_import", {}}},
+                        ref);
+  EXPECT_TRUE(out.findings.empty()) << out.findings[0].reason();
+  EXPECT_NE(out.note.find("2 of them host-like"), std::string::npos)
+      << out.note;
+}
+
+TEST(reference_proof,
+     a_test_where_the_reference_launched_its_kernel_needs_ours) {
+  // The port calls torch at the test shapes; the reference's run launched
+  // its own kernel in the same test.
+  auto ref = reference_run({{"t.py::test_big", {"ref_k"}},
+                            {"t.py::test_small[4x8]", {"randn", "ref_k"}}});
+  auto out =
+      judge_with({{"t.py::test_big", {"port_k"}},
+                  {"t.py::test_small[4x8]", {"randn", "softmax_warp_forward"}}},
+                 ref);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].rule, msg::IntegrityRule::no_candidate_kernel);
+  EXPECT_NE(out.findings[0].detail.find("t.py::test_small[4x8]"),
+            std::string::npos);
+  EXPECT_NE(out.findings[0].detail.find("reference's own run"),
+            std::string::npos)
+      << out.findings[0].detail;
+}
+
+TEST(reference_proof, host_tests_still_except_a_test_the_reference_ran_in) {
+  auto s = spec();
+  s.target.host_tests = {"*::test_cached"};
+  auto ref = reference_run(
+      {{"t.py::test_a", {"ref_k"}}, {"t.py::test_cached", {"ref_k"}}}, s);
+  auto out = judge_with(
+      {{"t.py::test_a", {"port_k"}}, {"t.py::test_cached", {}}}, ref, s);
+  EXPECT_TRUE(out.findings.empty()) << out.findings[0].reason();
+  EXPECT_NE(out.note.find("1 of them excepted by target.host_tests"),
+            std::string::npos)
+      << out.note;
+}
+
+TEST(reference_proof, a_test_the_reference_did_not_pass_is_judged_by_the_spec) {
+  // Parametrised over what the implementation declares: the port has a
+  // dtype the reference has not. Lenient about the id, strict about it.
+  auto ref = reference_run(
+      {{"t.py::test_a[f32]", {"ref_k"}}, {"t.py::test_raises", {}}});
+  auto out = judge_with({{"t.py::test_a[f32]", {"port_k"}},
+                         {"t.py::test_a[f64]", {"port_k"}},
+                         {"t.py::test_raises", {}}},
+                        ref);
+  EXPECT_TRUE(out.findings.empty()) << out.findings[0].reason();
+  EXPECT_NE(out.note.find("1 not passed there"), std::string::npos) << out.note;
+  out = judge_with({{"t.py::test_a[f32]", {"port_k"}},
+                    {"t.py::test_a[f64]", {"torch_k"}},
+                    {"t.py::test_raises", {}}},
+                   ref);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].rule, msg::IntegrityRule::no_candidate_kernel);
+  EXPECT_NE(out.findings[0].detail.find("test_a[f64]"), std::string::npos);
+}
+
+TEST(reference_proof, ids_whose_file_part_differs_match_by_test) {
+  // Another rootdir on the reference side: the file part of the ids
+  // differs, the tests are the same.
+  auto ref = reference_run({{"ref/tests/t.py::test_a", {"ref_k"}},
+                            {"ref/tests/t.py::test_raises", {}}});
+  auto out = judge_with(
+      {{"tests/t.py::test_a", {"port_k"}}, {"tests/t.py::test_raises", {}}},
+      ref);
+  EXPECT_TRUE(out.findings.empty()) << out.findings[0].reason();
+  EXPECT_EQ(out.note.find("not passed there"), std::string::npos) << out.note;
+}
+
+TEST(reference_proof, a_reference_run_without_evidence_falls_back_to_the_spec) {
+  // No reference kernel in any test (reference.kernels matching nothing?):
+  // no evidence, the spec alone decides, as does a run that lost records.
+  auto ref = reference_run({{"t.py::test_a", {"other_k"}}});
+  EXPECT_EQ(ref.at, reference_tests::state::unranged);
+  std::vector<recorded_test> lost{{"t.py::test_a", {"ref_k"}}};
+  auto ev = passed_run(lost);
+  ev.dropped = 1;
+  EXPECT_EQ(
+      read_reference_tests(kernels_per_test({test_run(lost)}, spec()), ev, "")
+          .at,
+      reference_tests::state::unranged);
+  auto out = judge_with({{"t.py::test_raises", {}}}, ref);
+  ASSERT_EQ(out.findings.size(), 1u);
+  EXPECT_EQ(out.findings[0].rule, msg::IntegrityRule::no_candidate_kernel);
+  EXPECT_NE(out.note.find("no reference evidence per test"), std::string::npos)
+      << out.note;
+}
+
+TEST(reference_proof, a_failed_reference_run_is_broken) {
+  std::vector<recorded_test> tests{{"t.py::test_a", {"ref_k"}}};
+  auto r = read_reference_tests(kernels_per_test({test_run(tests)}, spec()),
+                                passed_run(tests), "1 of 1 tests failed");
+  EXPECT_EQ(r.at, reference_tests::state::broken);
+  EXPECT_NE(r.why.find("reference's own run"), std::string::npos) << r.why;
+}
+
+TEST(reference_proof, the_cache_file_round_trips_and_refuses_damage) {
+  reference_tests r;
+  r.at = reference_tests::state::ranged;
+  r.why = "two\nlines";
+  r.launched = {{"t.py::test_a[x\\y]", true}, {"t.py::test_b[\n]", false}};
+  auto back = parse_reference_tests(to_text(r), "tests.txt");
+  ASSERT_TRUE(back) << back.err().message;
+  EXPECT_EQ(back->at, r.at);
+  EXPECT_EQ(back->why, r.why);
+  EXPECT_EQ(back->launched, r.launched);
+  auto text = to_text(r);
+  EXPECT_FALSE(parse_reference_tests(text.substr(0, text.size() - 1), "x"));
+  EXPECT_FALSE(parse_reference_tests("kport reference-tests 1\n", "x"));
+  EXPECT_FALSE(parse_reference_tests("hello\nstate\tranged\n", "x"));
+}
+
 } // namespace
 } // namespace kport::gates
 
@@ -298,33 +437,60 @@ protected:
     ctx.cfg = &cfg_;
     ctx.spec = &spec_;
     ctx.attempt.job = "j";
-    ctx.attempt.job_dir = dir_.string();
+    ctx.attempt.job_dir = (dir_ / "job").string();
     ctx.attempt.workspace = dir_.string();
     ctx.attempt.attempt_dir = (dir_ / "attempt").string();
     ctx.run_measured = [&](const measured_run& r) -> result<run_result> {
-      std::string report_path;
-      for (auto& [k, v] : r.process.env)
+      std::string report_path, side;
+      for (auto& [k, v] : r.process.env) {
         if (k == "KPORT_TEST_REPORT")
           report_path = v;
-      if (write_report) {
+        if (k == "KPORT_SIDE")
+          side = v;
+      }
+      // The reference's run: by default every test launches the
+      // reference's kernel in it (each needs the port's).
+      auto run_tests = tests;
+      auto run_summary = summary;
+      bool report = write_report;
+      if (side == "reference") {
+        ++reference_runs_;
+        report = true;
+        if (ref_tests_)
+          run_tests = *ref_tests_;
+        else
+          for (auto& t : run_tests)
+            t.kernels = {"ref_k"};
+        run_summary = ref_summary_.empty() ? std::to_string(run_tests.size()) +
+                                                 " passed in 0.10s"
+                                           : ref_summary_;
+      }
+      if (report) {
         std::ofstream out{report_path};
         out << R"({"ranges": true, "tests": [)";
-        for (std::size_t i = 0; i < tests.size(); ++i)
-          out << (i ? ", " : "") << R"({"id": ")" << tests[i].id
+        for (std::size_t i = 0; i < run_tests.size(); ++i)
+          out << (i ? ", " : "") << R"({"id": ")" << run_tests[i].id
               << R"(", "outcome": "passed"})";
         out << "]}\n";
       }
       run_result rr;
       rr.backend = "cuda";
-      rr.outcome.exit_code = 0;
-      rr.outcome.tail = summary + "\n";
-      auto t = test_run(tests);
+      rr.outcome.exit_code = run_summary.find("failed") == std::string::npos;
+      rr.outcome.exit_code = rr.outcome.exit_code ? 0 : 1;
+      rr.outcome.tail = run_summary + "\n";
+      auto t = test_run(run_tests);
       t.cuda_active = t.cupti_active = true;
       rr.traces.push_back(t);
       return rr;
     };
     return run_correctness_gate(ctx);
   }
+
+  /// The reference side's tests (default: the candidate's, each with the
+  /// reference's kernel) and pytest's summary of them.
+  std::optional<std::vector<recorded_test>> ref_tests_;
+  std::string ref_summary_;
+  int reference_runs_ = 0;
 
   fs::path dir_;
   engine_config cfg_;
@@ -424,6 +590,54 @@ plugin.pytest_sessionfinish(None, 0)
   EXPECT_EQ(r->tests[1].outcome, "skipped");
   EXPECT_EQ(r->tests[2].outcome, "failed");
   fs::remove_all(dir);
+}
+
+TEST_F(correctness_gate_proof,
+       an_honest_argument_check_passes_without_host_tests) {
+  spec_.target.host_tests.clear();
+  ref_tests_ = {{{"t.py::test_a", {"ref_k"}},
+                 {"t.py::test_float64_raises", {"fill_kernel"}}}};
+  auto out = run({{"t.py::test_a", {"port_k"}},
+                  {"t.py::test_float64_raises", {"fill_kernel"}}},
+                 "2 passed in 0.10s");
+  EXPECT_EQ(out.verdict, msg::Verdict::ALL_PASS) << out.reason;
+  EXPECT_EQ(reference_runs_, 1);
+}
+
+TEST_F(correctness_gate_proof, a_failing_reference_suite_is_blocked) {
+  spec_.target.host_tests.clear();
+  ref_summary_ = "1 failed, 1 passed in 0.10s";
+  auto out =
+      run({{"t.py::test_a", {"port_k"}}, {"t.py::test_float64_raises", {}}},
+          "2 passed in 0.10s");
+  EXPECT_EQ(out.verdict, msg::Verdict::BLOCKED) << out.reason;
+  EXPECT_NE(out.reason.find("reference's own run of the suite"),
+            std::string::npos)
+      << out.reason;
+  // Not kept: the next attempt runs the reference's suite again.
+  ref_summary_.clear();
+  run({{"t.py::test_a", {"port_k"}}}, "1 passed in 0.10s");
+  EXPECT_EQ(reference_runs_, 2);
+}
+
+TEST_F(correctness_gate_proof, the_reference_suite_runs_once_per_job) {
+  spec_.target.host_tests.clear();
+  ref_tests_ = {{{"t.py::test_a", {"ref_k"}}, {"t.py::test_raises", {}}}};
+  std::vector<recorded_test> tests{{"t.py::test_a", {"port_k"}},
+                                   {"t.py::test_raises", {}}};
+  auto first = run(tests, "2 passed in 0.10s");
+  EXPECT_EQ(first.verdict, msg::Verdict::ALL_PASS) << first.reason;
+  EXPECT_TRUE(fs::exists(dir_ / "job" / "reference-tests" / "tests.txt"));
+  // A later attempt of the job reads what the first learned.
+  auto second = run(tests, "2 passed in 0.10s");
+  EXPECT_EQ(second.verdict, msg::Verdict::ALL_PASS) << second.reason;
+  EXPECT_EQ(reference_runs_, 1);
+  // ... and still judges by it: torch alone where the reference ran.
+  auto third = run({{"t.py::test_a", {"torch_k"}}, {"t.py::test_raises", {}}},
+                   "2 passed in 0.10s");
+  EXPECT_EQ(third.verdict, msg::Verdict::FAIL);
+  EXPECT_EQ(third.reason.rfind("no_candidate_kernel: ", 0), 0u) << third.reason;
+  EXPECT_EQ(reference_runs_, 1);
 }
 
 } // namespace
