@@ -295,21 +295,24 @@ void finish(self_ptr self, msg::FinalState state, std::string reason,
     msg::FinishFinalVerdictBuffer(fbb, msg::FinalVerdict::Pack(fbb, &v));
     return binary_of(fbb);
   };
-  auto bin = pack_verdict();
+  auto verdict = evidence::render_artifact("verdict", pack_verdict());
   // The journal first: a verdict.json the journal does not have would be
   // a second final verdict after a resume.
-  if (auto r =
-          st.env->journal->job_finished(st.job, last, state, v.reason, bin);
+  if (auto r = st.env->journal->job_finished(st.job, last, state, v.reason,
+                                             verdict ? verdict->binary : "",
+                                             verdict ? verdict->json : "");
       !r) {
     v.reason +=
         fmt::format(" (the journal could not record it: {})", r.err().message);
-    bin = pack_verdict();
+    verdict = evidence::render_artifact("verdict", pack_verdict());
   }
-  if (auto r =
-          evidence::store_artifact(st.bundle.verdict_base(), "verdict", bin);
-      !r)
+  auto stored =
+      verdict ? evidence::store_artifact(st.bundle.verdict_base(), *verdict)
+              : result<void>{verdict.err()};
+  if (!stored)
     v.reason += fmt::format(" (verdict.json could not be written: {})",
-                            r.err().message);
+                            stored.err().message);
+  auto bin = verdict ? verdict->binary : pack_verdict();
   // The job's time line for Perfetto; evidence beside the verdict, so a
   // failure to write it changes no verdict.
   (void)report::write_chrome_trace(st.job_dir);

@@ -90,15 +90,21 @@ void end_without_port(self_ptr self, const std::string& job,
     return std::string{reinterpret_cast<const char*>(fbb.GetBufferPointer()),
                        fbb.GetSize()};
   };
-  auto bin = pack_verdict();
-  if (auto r = journal.job_finished(job, nullptr, state, v.reason, bin); !r) {
+  auto verdict = evidence::render_artifact("verdict", pack_verdict());
+  if (auto r = journal.job_finished(job, nullptr, state, v.reason,
+                                    verdict ? verdict->binary : "",
+                                    verdict ? verdict->json : "");
+      !r) {
     v.reason +=
         fmt::format(" (the journal could not record it: {})", r.err().message);
-    bin = pack_verdict();
+    verdict = evidence::render_artifact("verdict", pack_verdict());
   }
-  if (auto r = evidence::store_artifact(paths.verdict_base(), "verdict", bin);
-      !r)
-    spdlog::error("{}: {}", job, r.err().message);
+  auto stored = verdict
+                    ? evidence::store_artifact(paths.verdict_base(), *verdict)
+                    : result<void>{verdict.err()};
+  if (!stored)
+    spdlog::error("{}: {}", job, stored.err().message);
+  auto bin = verdict ? verdict->binary : pack_verdict();
   self->send(self,
              final_verdict_msg{std::vector<char>(bin.begin(), bin.end())});
 }

@@ -6,14 +6,26 @@
 
 namespace kport::evidence {
 
-result<void> store_artifact(const std::string& base, std::string_view schema,
-                            const std::string& binary) {
+result<artifact_pair> render_artifact(std::string_view schema,
+                                      std::string binary) {
   auto json = messages::artifact_to_json(schema, binary);
   if (!json)
     return std::move(json).err();
-  if (auto r = core::write_file_atomic(bundle::binary_of(base), binary); !r)
+  return artifact_pair{std::move(binary), std::move(*json)};
+}
+
+result<void> store_artifact(const std::string& base, const artifact_pair& a) {
+  if (auto r = core::write_file_atomic(bundle::binary_of(base), a.binary); !r)
     return r;
-  return core::write_file_atomic(base + ".json", *json);
+  return core::write_file_atomic(base + ".json", a.json);
+}
+
+result<void> store_artifact(const std::string& base, std::string_view schema,
+                            const std::string& binary) {
+  auto a = render_artifact(schema, binary);
+  if (!a)
+    return std::move(a).err();
+  return store_artifact(base, *a);
 }
 
 } // namespace kport::evidence

@@ -289,39 +289,36 @@ journal::insert_transition(const std::string& job,
   return {};
 }
 
+result<void>
+journal::in_transaction(const std::function<result<void>()>& body) {
+  if (auto r = exec("BEGIN IMMEDIATE"); !r)
+    return r;
+  auto r = body();
+  if (r)
+    r = exec("COMMIT");
+  if (!r)
+    (void)exec("ROLLBACK"); // the error that made us roll back is the news
+  return r;
+}
+
 result<void> journal::transition(const std::string& job,
                                  const pipeline::journaled_transition& t) {
   std::lock_guard guard{mtx_};
-  if (auto r = exec("BEGIN IMMEDIATE"); !r)
-    return r;
-  if (auto r = insert_transition(job, t); !r) {
-    (void)exec("ROLLBACK"); // the error that made us roll back is the news
-    return r;
-  }
-  if (auto r = exec("COMMIT"); !r) {
-    (void)exec("ROLLBACK");
-    return r;
-  }
-  return {};
+  return in_transaction([&] { return insert_transition(job, t); });
 }
 
 result<void> journal::job_finished(const std::string& job,
                                    const pipeline::journaled_transition* last,
                                    msg::FinalState state,
                                    const std::string& reason,
-                                   const std::string& verdict_bin) {
+                                   const std::string& verdict_bin,
+                                   const std::string& verdict_json) {
   std::lock_guard guard{mtx_};
-  if (auto r = exec("BEGIN IMMEDIATE"); !r)
-    return r;
-  auto rollback = [&](error e) -> result<void> {
-    (void)exec("ROLLBACK"); // the error that made us roll back is the news
-    return e;
-  };
-  // The last transition first: the event feed shows it before the end.
-  if (last)
-    if (auto r = insert_transition(job, *last); !r)
-      return rollback(std::move(r).err());
-  {
+  return in_transaction([&]() -> result<void> {
+    // The last transition first: the event feed shows it before the end.
+    if (last)
+      if (auto r = insert_transition(job, *last); !r)
+        return r;
     statement s{db_, "UPDATE jobs SET state = ?, reason = ?, finished = ?, "
                      "verdict = ? WHERE job = ? AND state = ''"};
     if (!s.ok() || s.bind(1, messages::to_string(state))
@@ -330,27 +327,24 @@ result<void> journal::job_finished(const std::string& job,
                            .bind_blob(4, verdict_bin)
                            .bind(5, job)
                            .step() != SQLITE_DONE)
-      return rollback(db_error(db_, "recording a final state"));
+      return db_error(db_, "recording a final state");
     if (sqlite3_changes(db_) != 1)
-      return rollback(
-          fail(error_code::internal,
-               fmt::format("journal: job `{}` has already ended, or was never "
-                           "started: a job ends once",
-                           job)));
-  }
-  // What verdict.{bin,json} will hold (evidence::store_artifact writes
-  // these bytes), recorded before either file exists.
-  if (!verdict_bin.empty()) {
-    if (auto r = insert_artifact(job, record_of("verdict.bin", verdict_bin));
-        !r)
-      return rollback(std::move(r).err());
-    if (auto json = messages::artifact_to_json("verdict", verdict_bin))
-      if (auto r = insert_artifact(job, record_of("verdict.json", *json)); !r)
-        return rollback(std::move(r).err());
-  }
-  if (auto r = exec("COMMIT"); !r)
-    return rollback(std::move(r).err());
-  return {};
+      return fail(error_code::internal,
+                  fmt::format("journal: job `{}` has already ended, or was "
+                              "never started: a job ends once",
+                              job));
+    // What verdict.{bin,json} will hold, recorded before either file exists.
+    if (!verdict_bin.empty())
+      if (auto r = insert_artifact(job, record_of("verdict.bin", verdict_bin));
+          !r)
+        return r;
+    if (!verdict_json.empty())
+      if (auto r =
+              insert_artifact(job, record_of("verdict.json", verdict_json));
+          !r)
+        return r;
+    return {};
+  });
 }
 
 result<pipeline::job_history>

@@ -5,6 +5,7 @@
 #include "pipeline/replay.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -88,13 +89,15 @@ public:
 
   /// Ends a job: its last transition (if the job ends on one), its final
   /// state and reason and its final verdict (verdict.bin), with the hashes
-  /// verdict.bin and verdict.json will have, in one transaction: the
-  /// record exists before the files do. Fails, changing nothing, when the job
-  /// already ended: no job ends twice.
+  /// of the verdict's two files as they will be written (`verdict_json`
+  /// empty: no JSON to record), in one transaction: the record exists
+  /// before the files do. Fails, changing nothing, when the job already
+  /// ended: no job ends twice.
   result<void> job_finished(const std::string& job,
                             const pipeline::journaled_transition* last,
                             msg::FinalState state, const std::string& reason,
-                            const std::string& verdict_bin);
+                            const std::string& verdict_bin,
+                            const std::string& verdict_json);
 
   /// A job's history, for pipeline::replay(); verdict literals and
   /// qualifiers are read against `table`.
@@ -144,6 +147,9 @@ private:
   explicit journal(sqlite3* db)
       : db_(db) {}
   result<void> exec(const std::string& sql);
+  /// Runs `body` in one BEGIN IMMEDIATE ... COMMIT; rolled back when
+  /// `body` or the commit fails, and then that error is returned.
+  result<void> in_transaction(const std::function<result<void>()>& body);
   result<void> add_column(const char* table, const char* column,
                           const char* type);
   result<void> insert_transition(const std::string& job,

@@ -328,7 +328,7 @@ TEST_F(actors_test, resume_at_the_cap_ends_the_job_once) {
   EXPECT_EQ(*journal_->final_state("job-1"), "REJECTED");
   // A second end is refused: the job has one final verdict.
   EXPECT_FALSE(journal_->job_finished("job-1", nullptr,
-                                      msg::FinalState::ACCEPTED, "", ""));
+                                      msg::FinalState::ACCEPTED, "", "", ""));
 }
 
 // The supervisor.

@@ -59,10 +59,13 @@ protected:
     t.verdict = msg::Verdict::FAIL;
     t.next.final = msg::FinalState::REJECTED;
     t.artifact = report;
-    auto bin = verdict_binary(msg::FinalState::REJECTED, "outputs differ");
+    auto verdict = render_artifact(
+        "verdict", verdict_binary(msg::FinalState::REJECTED, "outputs differ"));
+    EXPECT_TRUE(verdict);
     EXPECT_TRUE((*j)->job_finished(b.job(), &t, msg::FinalState::REJECTED,
-                                   "outputs differ", bin));
-    EXPECT_TRUE(store_artifact(b.verdict_base(), "verdict", bin));
+                                   "outputs differ", verdict->binary,
+                                   verdict->json));
+    EXPECT_TRUE(store_artifact(b.verdict_base(), *verdict));
     return std::move(*j);
   }
 

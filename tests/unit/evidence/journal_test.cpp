@@ -45,7 +45,7 @@ TEST(journal, records_attempts_transitions_and_final_state_across_reopen) {
     last.next.final = msg::FinalState::BLOCKED;
     ASSERT_TRUE((*j)->job_finished("saxpy-0001", &last,
                                    msg::FinalState::BLOCKED, "blocked",
-                                   "verdict-bytes"));
+                                   "verdict-bytes", ""));
   }
   auto j = journal::open(path);
   ASSERT_TRUE(j);
@@ -72,11 +72,11 @@ TEST(journal, a_job_ends_once_and_a_refused_end_changes_nothing) {
   ASSERT_TRUE((*j)->job_started("job-1", "op", "spec.toml"));
   ASSERT_TRUE((*j)->attempt_started("job-1", {1, "analyze", 1}));
   ASSERT_TRUE((*j)->job_finished("job-1", nullptr, msg::FinalState::CANCELLED,
-                                 "cancelled", "first"));
+                                 "cancelled", "first", ""));
   auto last = step(1, "analyze", 1, msg::Verdict::PASS, "");
   last.next.final = msg::FinalState::ACCEPTED;
   auto again = (*j)->job_finished("job-1", &last, msg::FinalState::ACCEPTED,
-                                  "accepted", "second");
+                                  "accepted", "second", "");
   ASSERT_FALSE(again);
   EXPECT_NE(again.err().message.find("already ended"), std::string::npos);
   auto h = (*j)->history("job-1", default_table());
@@ -91,8 +91,8 @@ TEST(journal, lists_jobs_in_submission_order_with_their_state) {
   ASSERT_TRUE(j);
   ASSERT_TRUE((*j)->job_started("b-1", "b", "b.toml"));
   ASSERT_TRUE((*j)->job_started("a-2", "a", "a.toml"));
-  ASSERT_TRUE(
-      (*j)->job_finished("b-1", nullptr, msg::FinalState::REJECTED, "r", ""));
+  ASSERT_TRUE((*j)->job_finished("b-1", nullptr, msg::FinalState::REJECTED, "r",
+                                 "", ""));
   auto jobs = (*j)->jobs();
   ASSERT_TRUE(jobs);
   ASSERT_EQ(jobs->size(), 2u);
