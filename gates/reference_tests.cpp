@@ -92,6 +92,10 @@ std::optional<measured_run> reference_test_run(const gate_context& ctx) {
                              (fs::path{dir} / "test.log").string(),
                              ctx.cfg->gates.test_timeout);
   add_test_plugin(run, ctx, dir);
+  // The plugin writes its report here, inside the job's folder, which a
+  // gate process's sandbox hides: without this the reference's report is
+  // lost under bwrap and its evidence read as missing.
+  run.process.box.mount(core::sandbox_mount::kind::writable, dir);
   return run;
 }
 

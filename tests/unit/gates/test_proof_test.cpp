@@ -528,6 +528,7 @@ TEST_F(correctness_gate_proof, a_removed_report_is_harness_tampering) {
 
 #include "core/atomic_file.hpp"
 #include "core/process_runner.hpp"
+#include "gates/reference_tests.hpp"
 
 namespace kport::gates {
 namespace {
@@ -638,6 +639,30 @@ TEST_F(correctness_gate_proof, the_reference_suite_runs_once_per_job) {
   EXPECT_EQ(third.verdict, msg::Verdict::FAIL);
   EXPECT_EQ(third.reason.rfind("no_candidate_kernel: ", 0), 0u) << third.reason;
   EXPECT_EQ(reference_runs_, 1);
+}
+
+TEST_F(correctness_gate_proof,
+       the_reference_report_is_writable_in_the_sandbox) {
+  gate_context ctx;
+  ctx.cfg = &cfg_;
+  ctx.spec = &spec_;
+  ctx.attempt.job = "j";
+  ctx.attempt.job_dir = (dir_ / "job").string();
+  ctx.attempt.workspace = dir_.string();
+  ctx.attempt.attempt_dir = (dir_ / "attempt").string();
+  auto run = reference_test_run(ctx);
+  ASSERT_TRUE(run) << "kport's Python SDK is in the source tree";
+  std::string report;
+  for (auto& [k, v] : run->process.env)
+    if (k == "KPORT_TEST_REPORT")
+      report = v;
+  ASSERT_FALSE(report.empty());
+  // As the confined process sees the path: the last mount over it wins.
+  auto seen = core::sandbox_mount::kind::read_only;
+  for (auto& m : run->process.box.mounts)
+    if (core::path_within(report, m.path))
+      seen = m.how;
+  EXPECT_EQ(seen, core::sandbox_mount::kind::writable) << report;
 }
 
 } // namespace
