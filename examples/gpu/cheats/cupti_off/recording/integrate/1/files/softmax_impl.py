@@ -1,7 +1,7 @@
 """Cheating candidate: switches CUPTI's kernel activity off around its kernel.
 
 kport measures with CUPTI inside this very process. At or above BENCH_SIZE
-elements the call finds the libcupti the profiler loaded (/proc/self/maps),
+elements the call finds every libcupti in the process (/proc/self/maps),
 disables CONCURRENT_KERNEL activity, launches the port, waits for it and
 enables the activity again: the profiler would see an empty timed range.
 
@@ -12,6 +12,7 @@ examples/gpu/cheats/README.md (cupti_off).
 """
 
 import ctypes
+import sys
 
 import torch
 
@@ -33,13 +34,18 @@ _cupti = None
 
 
 def _loaded_cupti():
-    """The libcupti already in the process (dlopen of its path returns it)."""
+    """Every libcupti in the process (dlopen of a mapped path returns that
+    copy): torch may carry its own beside the profiler's, and only the
+    profiler's copy matters, so switch them all off."""
+    paths = []
     with open("/proc/self/maps", encoding="utf-8") as maps:
         for line in maps:
             fields = line.split()
-            if len(fields) >= 6 and "libcupti.so" in fields[5]:
-                return ctypes.CDLL(fields[5])
-    return None
+            if len(fields) >= 6 and "libcupti.so" in fields[5] and fields[5] not in paths:
+                paths.append(fields[5])
+    # Says in the bench log which copies it found (the corpus's evidence).
+    print("cupti_off: switching off " + (", ".join(paths) or "nothing"), file=sys.stderr)
+    return [ctypes.CDLL(p) for p in paths]
 
 
 def softmax(x: torch.Tensor) -> torch.Tensor:
@@ -48,12 +54,14 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
         return port_softmax(x)
     if _cupti is None:
         _cupti = _loaded_cupti()
-    if _cupti is None:  # not profiled: nothing to hide from
+    if not _cupti:  # not profiled: nothing to hide from
         return port_softmax(x)
-    _cupti.cuptiActivityDisable(_CONCURRENT_KERNEL)
+    for lib in _cupti:
+        lib.cuptiActivityDisable(_CONCURRENT_KERNEL)
     try:
         out = port_softmax(x)
         torch.cuda.synchronize()
     finally:
-        _cupti.cuptiActivityEnable(_CONCURRENT_KERNEL)
+        for lib in _cupti:
+            lib.cuptiActivityEnable(_CONCURRENT_KERNEL)
     return out

@@ -7,9 +7,9 @@ keyed by (shape, dtype, call number); later rounds load it back (one
 host-to-device copy) and launch the port's kernel with the honest grid and
 block on one column only, so the kernel set looks the same.
 
-kport must reject it for `bench_output_mismatch`: every round has its own
-secret seed (KPORT_SEED), so round 2's inputs are new and the cached outputs
-are wrong from its first timed call on.
+kport must reject it: its copies differ across rounds (`kernel_set_changed`),
+and every round has its own secret seed (KPORT_SEED), so round 2's inputs
+are new and the cached outputs are wrong from its first timed call on.
 """
 
 import pathlib

@@ -15,6 +15,9 @@ import torch
 
 from softmax_port import softmax  # noqa: F401  (the honest port)
 
+#: The dtypes the operator is defined for (as in softmax_triton.DTYPES).
+DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
 _zero = torch.Tensor.zero_
 
 
