@@ -14,28 +14,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const char* config_text = R"([runtime]
-fsync = false
-
-[devices]
-backend = "host"
-
-[pipeline]
-replace = true
-first = "analyze"
-repair_cycles = 0
-job_deadline_s = 600
-
-[pipeline.stages.analyze]
-kind = "agent"
-max_attempts = 2
-routes = { PASS = "translate", "*" = "REJECTED" }
-
-[pipeline.stages.translate]
-kind = "agent"
-max_attempts = 2
-routes = { COMPILED = "ACCEPTED", "*" = "REJECTED" }
-)";
+// The daemon on the host backend with the agent-only pipeline.
+std::string config_text() {
+  return "[runtime]\nfsync = false\n\n[devices]\nbackend = \"host\"\n\n" +
+         agent_only_pipeline();
+}
 
 std::string status_reason(daemon::client& c, const std::string& job,
                           std::string& state) {
@@ -56,7 +39,7 @@ std::string status_reason(daemon::client& c, const std::string& job,
 TEST(daemon_evidence, status_says_a_rewritten_verdict_and_keeps_the_journals) {
   temp_dir tmp;
   auto config = tmp / "kport.toml";
-  write_text(config, config_text);
+  write_text(config, config_text());
   project_spec p;
   p.agent = "good.sh";
   auto spec = tmp / "spec.toml";

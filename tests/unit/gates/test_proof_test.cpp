@@ -431,8 +431,8 @@ protected:
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  gate_outcome run(const std::vector<recorded_test>& tests,
-                   const std::string& summary, bool write_report = true) {
+  /// A job's correctness attempt in dir_, without a runner.
+  gate_context context() {
     gate_context ctx;
     ctx.cfg = &cfg_;
     ctx.spec = &spec_;
@@ -440,6 +440,12 @@ protected:
     ctx.attempt.job_dir = (dir_ / "job").string();
     ctx.attempt.workspace = dir_.string();
     ctx.attempt.attempt_dir = (dir_ / "attempt").string();
+    return ctx;
+  }
+
+  gate_outcome run(const std::vector<recorded_test>& tests,
+                   const std::string& summary, bool write_report = true) {
+    auto ctx = context();
     ctx.run_measured = [&](const measured_run& r) -> result<run_result> {
       std::string report_path, side;
       for (auto& [k, v] : r.process.env) {
@@ -643,14 +649,7 @@ TEST_F(correctness_gate_proof, the_reference_suite_runs_once_per_job) {
 
 TEST_F(correctness_gate_proof,
        the_reference_report_is_writable_in_the_sandbox) {
-  gate_context ctx;
-  ctx.cfg = &cfg_;
-  ctx.spec = &spec_;
-  ctx.attempt.job = "j";
-  ctx.attempt.job_dir = (dir_ / "job").string();
-  ctx.attempt.workspace = dir_.string();
-  ctx.attempt.attempt_dir = (dir_ / "attempt").string();
-  auto run = reference_test_run(ctx);
+  auto run = reference_test_run(context());
   ASSERT_TRUE(run) << "kport's Python SDK is in the source tree";
   std::string report;
   for (auto& [k, v] : run->process.env)
