@@ -30,6 +30,13 @@ CUptiResult CUPTIAPI guarded_register(CUpti_BuffersCallbackRequestFunc,
   return CUPTI_SUCCESS;
 }
 
+// CUPTI converts the device's timestamps with this clock, even when it is
+// swapped in mid-run: a slow clock would shrink every kernel in the trace.
+CUptiResult CUPTIAPI guarded_timestamp_callback(CUpti_TimestampCallbackFunc) {
+  note_tamper("cuptiActivityRegisterTimestampCallback", 0);
+  return CUPTI_SUCCESS;
+}
+
 CUptiResult CUPTIAPI guarded_finalize() {
   note_tamper("cuptiFinalize", 0);
   return CUPTI_SUCCESS;
@@ -53,6 +60,8 @@ std::string guard_cupti(void* lib) {
        reinterpret_cast<const void*>(&guarded_disable_context)},
       {"cuptiActivityRegisterCallbacks",
        reinterpret_cast<const void*>(&guarded_register)},
+      {"cuptiActivityRegisterTimestampCallback",
+       reinterpret_cast<const void*>(&guarded_timestamp_callback)},
       {"cuptiFinalize", reinterpret_cast<const void*>(&guarded_finalize)},
       {"cuptiUnsubscribe", reinterpret_cast<const void*>(&guarded_unsubscribe)},
   };

@@ -2,8 +2,10 @@
 
 // The guard over CUPTI's off switches. CUPTI lives in the measured process,
 // so the process can switch activity collection off around its real kernel
-// (cuptiActivityDisable), take the buffers (cuptiActivityRegisterCallbacks)
-// or tear CUPTI down (cuptiFinalize, cuptiUnsubscribe). Once kport's own
+// (cuptiActivityDisable), take the buffers (cuptiActivityRegisterCallbacks),
+// swap the clock CUPTI converts device timestamps with
+// (cuptiActivityRegisterTimestampCallback) or tear CUPTI down (cuptiFinalize,
+// cuptiUnsubscribe). Once kport's own
 // set-up is done, these entry points are replaced by functions that do
 // nothing, return success and record the call in the trace, where the gates
 // read it as `trace_tampered`.

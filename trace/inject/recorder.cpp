@@ -576,23 +576,32 @@ void write_trace(write_trigger trigger, int signal_number) {
   std::vector<memop_record> memops;
   std::vector<module_record> modules;
   std::vector<launch_record> launches;
-  std::unordered_map<std::uint32_t, std::size_t> launch_index;
   std::string cupti_error;
   std::string guard_error;
-  std::atomic<bool> launch_callbacks{false};
-  // Stream captures open in the process: a launch made meanwhile may have
-  // been captured into a graph rather than run, and has no record of its own.
-  std::atomic<int> open_captures{0};
-
-  std::mutex tamper_mu;
-  std::vector<std::pair<const char*, std::int64_t>> tamper_calls;
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> tamper_when;
   if (take(s.gpu_mu)) {
     kernels = s.kernels;
     memops = s.memops;
     modules = s.modules;
+    launches = s.launches;
     cupti_error = s.cupti_error;
+    guard_error = s.guard_error;
     s.gpu_mu.unlock();
+  }
+  // The guard's records: a plain mutex, held only for a push_back, so in
+  // signal context it is tried once rather than waited for.
+  std::vector<std::pair<const char*, std::int64_t>> tamper_calls;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> tamper_when;
+  bool tampers_taken = true;
+  if (in_signal)
+    tampers_taken = s.tamper_mu.try_lock();
+  else
+    s.tamper_mu.lock();
+  if (tampers_taken) {
+    tamper_calls = s.tamper_calls;
+    tamper_when = s.tamper_when;
+    s.tamper_mu.unlock();
+  } else {
+    s.signal_skipped.fetch_add(1, std::memory_order_relaxed);
   }
 
   flatbuffers::FlatBufferBuilder fbb(std::size_t{1} << 16);
