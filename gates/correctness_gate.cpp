@@ -108,6 +108,8 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
             result->traces, launch_scope::test, run_label{"test"});
         !tampered.empty())
       return finish_on_findings(ctx, report, std::move(tampered));
+    for (auto& note : unguarded_notes(result->traces, "the test run"))
+      report.notes.push_back(std::move(note));
     for (auto& t : result->traces)
       if (!t.cupti_error.empty()) {
         report.verdict = msg::Verdict::BLOCKED;

@@ -81,6 +81,7 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
   bench_checks ref_check;
   const std::vector<trace::trace>* ref_traces = nullptr; ///< this round's
   bool outputs_checked = false;
+  bool unguarded_noted = false;
   auto started = std::chrono::steady_clock::now();
   double device_ns = 0;
   auto fill_perf = [&] {
@@ -220,13 +221,21 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
       continue;
     }
     cand_runs.push_back(std::move(samples));
+    // One round says it: the reason is the process's platform, not the round.
+    if (!unguarded_noted)
+      for (auto& note : unguarded_notes(
+               result->traces,
+               fmt::format("the candidate bench of round {}", round))) {
+        report.notes.push_back(std::move(note));
+        unguarded_noted = true;
+      }
     bench_checks unreadable;
     auto& cand_check = checks ? *checks : unreadable;
     outputs_checked |= ref_check.present || cand_check.present;
-    auto findings = check_candidate_bench(
-        {result->traces, cand_runs, cand_check, ref_check, cuda, ref_traces,
-         (*seeds)[round - 1]},
-        spec, where);
+    auto findings =
+        check_candidate_bench({result->traces, cand_runs, cand_check, ref_check,
+                               cuda, ref_traces, (*seeds)[round - 1]},
+                              spec, where);
     if (!checks) {
       // The candidate's own process wrote the file: garbage there is
       // evidence withheld, not an accident of kport's.

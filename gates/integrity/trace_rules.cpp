@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -72,12 +73,32 @@ missing_evidence(const std::vector<trace::trace>& traces,
   return std::nullopt;
 }
 
+std::vector<std::string>
+unguarded_notes(const std::vector<trace::trace>& traces,
+                const std::string& what) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (auto& t : traces)
+    if (t.cupti_active && !t.guard_error.empty() &&
+        seen.insert(t.guard_error).second)
+      out.push_back(fmt::format(
+          "CUPTI's off switches were not guarded in {} (process {}): {}; a "
+          "launch without its record still counts as trace_tampered",
+          what, t.pid, t.guard_error));
+  return out;
+}
+
 bool leaves_activity(std::string_view api) {
-  // cuLaunchHostFunc runs on the host: no device record.
+  // cuLaunchHostFunc runs on the host: no device record. Copies and memsets
+  // are left out: a call of 0 bytes succeeds without any device activity,
+  // and the callbacks do not record sizes, so an honest empty-tensor path
+  // would read as tampering. Their off switch (cuptiActivityDisable of
+  // MEMCPY or MEMSET) is the guard's to catch, and what they do run is
+  // device time (item 1).
   for (std::string_view p :
        {"cuLaunchKernel", "cuLaunchCooperativeKernel", "cuLaunchGrid",
         "cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cuGraphLaunch",
-        "cudaGraphLaunch", "cuMemcpy", "cudaMemcpy", "cuMemset", "cudaMemset"})
+        "cudaGraphLaunch"})
     if (starts_with(api, p))
       return true;
   return false;

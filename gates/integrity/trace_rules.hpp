@@ -23,21 +23,28 @@ std::optional<std::string>
 missing_evidence(const std::vector<trace::trace>& traces,
                  const std::string& what);
 
+/// Notes for the gate's report: each distinct reason the injection
+/// library's guard over CUPTI's off switches was not installed in a process
+/// of `what` (they then work, and only the launch accounting stands).
+std::vector<std::string>
+unguarded_notes(const std::vector<trace::trace>& traces,
+                const std::string& what);
+
 /// Which launches the accounting covers: those of a bench run in or near its
 /// timed windows, or those of a test run inside its tests' ranges.
 enum class launch_scope { bench, test };
 
 /// trace_tampered: calls to CUPTI's off switches (recorded by the injection
-/// library's guard) made before the run's last bench range closed, and API
-/// calls that put work on the device (kernel and graph launches, copies,
-/// memsets) with no activity record, in `scope`, in traces whose CUPTI lost
-/// no record.
+/// library's guard) made before the run's last bench range closed, and
+/// kernel and graph launches with no activity record, in `scope`, in traces
+/// whose CUPTI lost no record.
 std::vector<integrity_finding>
 check_trace_tampering(const std::vector<trace::trace>& traces,
                       launch_scope scope, const run_label& where);
 
 /// Whether an API function (as CUPTI names it) must leave an activity
-/// record when it succeeds: kernel and graph launches, copies, memsets.
+/// record whenever it succeeds: kernel and graph launches (not copies and
+/// memsets, which may be of 0 bytes).
 bool leaves_activity(std::string_view api);
 
 } // namespace kport::gates

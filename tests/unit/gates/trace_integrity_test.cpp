@@ -209,6 +209,42 @@ TEST(trace_integrity,
       check_trace_tampering({host_func}, launch_scope::bench, where).empty());
 }
 
+TEST(trace_integrity, an_unguarded_process_is_a_note_once_per_reason) {
+  auto guarded = bench(launches("port_kernel"));
+  EXPECT_TRUE(unguarded_notes({guarded}, "the test run").empty());
+  auto unguarded = guarded;
+  unguarded.guard_error = "the guard patches x86-64 code only";
+  auto other = unguarded;
+  other.pid = 101;
+  auto notes = unguarded_notes({unguarded, other, guarded}, "the test run");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_TRUE(contains(notes[0], "not guarded in the test run (process 100): "
+                                 "the guard patches x86-64 code only"))
+      << notes[0];
+  // No CUPTI, no guard to speak of: missing_evidence says why.
+  unguarded.cupti_active = false;
+  EXPECT_TRUE(unguarded_notes({unguarded}, "the test run").empty());
+}
+
+TEST(trace_integrity, a_copy_or_memset_without_a_record_is_no_tampering) {
+  // An honest empty-tensor path: cudaMemsetAsync(p, 0, 0) succeeds and the
+  // device does nothing, so CUPTI writes no record; the callbacks do not
+  // see the size.
+  auto empty = bench([](builder& b, const std::string&, int) {
+    b.kernel("port_kernel", 100);
+    b.t.launches.push_back({b.corr++, "cudaMemsetAsync", false, 100, b.top(),
+                            b.clock, 0, true, false});
+    b.t.launches.push_back({b.corr++, "cuMemcpyDtoDAsync_v2", true, 100,
+                            b.top(), b.clock, 0, true, false});
+  });
+  EXPECT_TRUE(
+      check_trace_tampering({empty}, launch_scope::bench, where).empty());
+  EXPECT_FALSE(leaves_activity("cudaMemsetAsync"));
+  EXPECT_FALSE(leaves_activity("cuMemcpyHtoD_v2"));
+  EXPECT_TRUE(leaves_activity("cuLaunchKernelEx"));
+  EXPECT_TRUE(leaves_activity("cudaGraphLaunch"));
+}
+
 TEST(trace_integrity, a_runtime_launch_is_accounted_for_by_its_driver_call) {
   builder b;
   b.push("kport:a");
