@@ -112,7 +112,20 @@ void read_structure(structure_view& sv, const msg::GateReport* r) {
   }
 }
 
-std::vector<run_row> read_runs(const msg::GateReport* r) {
+/// A path the gate recorded (absolute, on the machine that ran it), or its
+/// copy in the attempt's folder when the bundle has moved: a bundle fetched
+/// from a GPU machine or kept as a fixture reads the same.
+std::string in_bundle(const std::string& recorded, const fs::path& folder,
+                      const fs::path& sub) {
+  std::error_code ec;
+  if (recorded.empty() || fs::exists(recorded, ec))
+    return recorded;
+  auto local = folder / sub / fs::path{recorded}.filename();
+  return fs::exists(local, ec) ? local.string() : recorded;
+}
+
+std::vector<run_row> read_runs(const msg::GateReport* r,
+                               const fs::path& folder) {
   std::vector<run_row> out;
   if (!r->runs())
     return out;
@@ -120,8 +133,8 @@ std::vector<run_row> read_runs(const msg::GateReport* r) {
     run_row row;
     row.what = str(run->what());
     row.device = str(run->device());
-    row.log = str(run->log());
-    row.trace = str(run->trace());
+    row.log = in_bundle(str(run->log()), folder, {});
+    row.trace = in_bundle(str(run->trace()), folder, "traces");
     row.exit_code = run->exit_code();
     row.timed_out = run->timed_out();
     row.wall_ns = run->wall_ns();
@@ -321,7 +334,7 @@ result<job_report> read_job(const fs::path& dir) {
           j.deciding_gate = a.stage;
           if (r->gate() == msg::GateKind::structure)
             read_structure(j.structure, r);
-          a.runs = read_runs(r);
+          a.runs = read_runs(r, f->second);
           if (r->gate() == msg::GateKind::performance) {
             j.runs = a.runs;
             last_perf_dir = f->second;
