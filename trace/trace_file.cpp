@@ -135,8 +135,8 @@ result<trace> parse_trace(const void* data, std::size_t size) {
   }
   if (const auto* v = t->tampers())
     for (const auto* x : *v)
-      out.tampers.push_back(
-          {str(x->function()), x->arg(), x->thread(), x->time_ns()});
+      out.tampers.push_back({str(x->function()), x->arg(), x->thread(),
+                             x->time_ns(), str(x->caller())});
   out.guard_error = str(t->guard_error());
   return out;
 }

@@ -74,6 +74,7 @@ struct trace_tamper {
   std::int64_t arg = 0;
   std::uint32_t thread = 0;
   std::uint64_t time_ns = 0;
+  std::string caller; ///< the calling code's file, "" when unknown
 };
 
 /// One module (cubin) the driver loaded; `hash` as module_hash() spells it.

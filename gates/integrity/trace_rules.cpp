@@ -88,6 +88,25 @@ unguarded_notes(const std::vector<trace::trace>& traces,
   return out;
 }
 
+bool profiler_machinery(std::string_view caller) {
+  auto slash = caller.rfind('/');
+  auto file =
+      slash == std::string_view::npos ? caller : caller.substr(slash + 1);
+  auto dir = slash == std::string_view::npos ? std::string_view{}
+                                             : caller.substr(0, slash);
+  // CUPTI's own calls (its teardown), and torch.profiler's (kineto, linked
+  // into torch's libraries) where a suite or bench profiles: the guard made
+  // them harmless, and they are the tools', not the port's. Torch's by its
+  // installed place, not its name alone: a port's own library named
+  // libtorch_x.so is still the port's.
+  if (starts_with(file, "libcupti.so"))
+    return true;
+  bool torch_lib =
+      dir.size() >= 10 && dir.substr(dir.size() - 10) == "/torch/lib";
+  return torch_lib &&
+         (starts_with(file, "libtorch") || starts_with(file, "libkineto"));
+}
+
 bool leaves_activity(std::string_view api) {
   // cuLaunchHostFunc runs on the host: no device record. Copies and memsets
   // are left out: a call of 0 bytes succeeds without any device activity,
@@ -115,11 +134,15 @@ check_trace_tampering(const std::vector<trace::trace>& traces,
     // closed, nothing honest has a reason to.
     std::map<std::string, int> calls;
     std::uint32_t thread = 0;
+    std::string caller;
     for (auto& x : t.tampers)
-      if (scope == launch_scope::test || first == UINT64_MAX ||
-          x.time_ns <= last) {
-        if (calls[x.function]++ == 0 && thread == 0)
+      if ((scope == launch_scope::test || first == UINT64_MAX ||
+           x.time_ns <= last) &&
+          !profiler_machinery(x.caller)) {
+        if (calls[x.function]++ == 0 && thread == 0) {
           thread = x.thread;
+          caller = x.caller;
+        }
       }
     if (!calls.empty()) {
       std::string list;
@@ -131,8 +154,9 @@ check_trace_tampering(const std::vector<trace::trace>& traces,
       auto f = make_finding(
           msg::IntegrityRule::trace_tampered, where, "",
           fmt::format("process {} of the {} called CUPTI's off switches ({}; "
-                      "first from {}): kport's guard kept recording",
-                      t.pid, where.what, list, thread_text(t, thread)));
+                      "first from {}{}): kport's guard kept recording",
+                      t.pid, where.what, list, thread_text(t, thread),
+                      caller.empty() ? "" : ", code in " + caller));
       f.count = n;
       out.push_back(std::move(f));
     }

@@ -35,12 +35,19 @@ unguarded_notes(const std::vector<trace::trace>& traces,
 enum class launch_scope { bench, test };
 
 /// trace_tampered: calls to CUPTI's off switches (recorded by the injection
-/// library's guard) made before the run's last bench range closed, and
+/// library's guard, except the profiling machinery's own: see
+/// profiler_machinery) made before the run's last bench range closed, and
 /// kernel and graph launches with no activity record, in `scope`, in traces
 /// whose CUPTI lost no record.
 std::vector<integrity_finding>
 check_trace_tampering(const std::vector<trace::trace>& traces,
                       launch_scope scope, const run_label& where);
+
+/// Whether a guard record's caller (the file of the calling code) is the
+/// profiling machinery's own: CUPTI itself, or torch.profiler's kineto in
+/// torch's installed libraries (`.../torch/lib/libtorch*`). Such calls are
+/// no port's doing and are not counted.
+bool profiler_machinery(std::string_view caller);
 
 /// Whether an API function (as CUPTI names it) must leave an activity
 /// record whenever it succeeds: kernel and graph launches (not copies and

@@ -12,38 +12,43 @@ namespace {
 
 // Same signatures as CUPTI's: callers pass their arguments as to the real
 // function. Each records the call and lies about its success, so the caller
-// goes on as if recording were off while kport still records.
+// goes on as if recording were off while kport still records. The patched
+// entry jumps here, so the return address is the caller's: the trace names
+// its file (ctypes' libffi, the port's library, torch's profiler).
 CUptiResult CUPTIAPI guarded_disable(CUpti_ActivityKind kind) {
-  note_tamper("cuptiActivityDisable", static_cast<std::int64_t>(kind));
+  note_tamper("cuptiActivityDisable", static_cast<std::int64_t>(kind),
+              __builtin_return_address(0));
   return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI guarded_disable_context(CUcontext,
                                              CUpti_ActivityKind kind) {
-  note_tamper("cuptiActivityDisableContext", static_cast<std::int64_t>(kind));
+  note_tamper("cuptiActivityDisableContext", static_cast<std::int64_t>(kind),
+              __builtin_return_address(0));
   return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI guarded_register(CUpti_BuffersCallbackRequestFunc,
                                       CUpti_BuffersCallbackCompleteFunc) {
-  note_tamper("cuptiActivityRegisterCallbacks", 0);
+  note_tamper("cuptiActivityRegisterCallbacks", 0, __builtin_return_address(0));
   return CUPTI_SUCCESS;
 }
 
 // CUPTI converts the device's timestamps with this clock, even when it is
 // swapped in mid-run: a slow clock would shrink every kernel in the trace.
 CUptiResult CUPTIAPI guarded_timestamp_callback(CUpti_TimestampCallbackFunc) {
-  note_tamper("cuptiActivityRegisterTimestampCallback", 0);
+  note_tamper("cuptiActivityRegisterTimestampCallback", 0,
+              __builtin_return_address(0));
   return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI guarded_finalize() {
-  note_tamper("cuptiFinalize", 0);
+  note_tamper("cuptiFinalize", 0, __builtin_return_address(0));
   return CUPTI_SUCCESS;
 }
 
 CUptiResult CUPTIAPI guarded_unsubscribe(CUpti_SubscriberHandle) {
-  note_tamper("cuptiUnsubscribe", 0);
+  note_tamper("cuptiUnsubscribe", 0, __builtin_return_address(0));
   return CUPTI_SUCCESS;
 }
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <cxxabi.h>
 #include <deque>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <mutex>
 #include <sys/stat.h>
@@ -108,6 +109,7 @@ struct state {
   std::mutex tamper_mu;
   std::vector<std::pair<const char*, std::int64_t>> tamper_calls;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> tamper_when;
+  std::vector<const void*> tamper_callers;
 
   std::atomic<bool> nvtx_active{false}, cuda_active{false}, cupti_active{false};
   std::atomic<void (*)(bool)> flush_hook{nullptr};
@@ -472,7 +474,7 @@ void set_launch_callbacks() {
   st().launch_callbacks = true;
 }
 
-void note_tamper(const char* function, std::int64_t arg) {
+void note_tamper(const char* function, std::int64_t arg, const void* caller) {
   auto& s = st();
   auto when = now_ns();
   std::lock_guard<std::mutex> lock{s.tamper_mu};
@@ -483,6 +485,7 @@ void note_tamper(const char* function, std::int64_t arg) {
   }
   s.tamper_calls.emplace_back(function, arg);
   s.tamper_when.emplace_back(thread_id(), when);
+  s.tamper_callers.push_back(caller);
 }
 
 void set_guard_error(const std::string& reason) {
@@ -591,6 +594,7 @@ void write_trace(write_trigger trigger, int signal_number) {
   // signal context it is tried once rather than waited for.
   std::vector<std::pair<const char*, std::int64_t>> tamper_calls;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> tamper_when;
+  std::vector<const void*> tamper_callers;
   bool tampers_taken = true;
   if (in_signal)
     tampers_taken = s.tamper_mu.try_lock();
@@ -599,6 +603,7 @@ void write_trace(write_trigger trigger, int signal_number) {
   if (tampers_taken) {
     tamper_calls = s.tamper_calls;
     tamper_when = s.tamper_when;
+    tamper_callers = s.tamper_callers;
     s.tamper_mu.unlock();
   } else {
     s.signal_skipped.fetch_add(1, std::memory_order_relaxed);
@@ -666,10 +671,18 @@ void write_trace(write_trigger trigger, int signal_number) {
         fbb, l.correlation, api_name(l.api), l.driver, l.thread, l.range,
         l.time_ns, l.outer, l.ok, l.captured));
   std::vector<flatbuffers::Offset<msg::TraceTamper>> tamper_offsets;
-  for (std::size_t i = 0; i < tamper_calls.size(); ++i)
+  for (std::size_t i = 0; i < tamper_calls.size(); ++i) {
+    // dladdr takes the loader's lock: not in signal context.
+    Dl_info info{};
+    const char* caller = "";
+    if (!in_signal && tamper_callers[i] &&
+        ::dladdr(tamper_callers[i], &info) != 0 && info.dli_fname)
+      caller = info.dli_fname;
     tamper_offsets.push_back(msg::CreateTraceTamper(
         fbb, fbb.CreateSharedString(tamper_calls[i].first),
-        tamper_calls[i].second, tamper_when[i].first, tamper_when[i].second));
+        tamper_calls[i].second, tamper_when[i].first, tamper_when[i].second,
+        fbb.CreateSharedString(caller)));
+  }
 
   std::vector<flatbuffers::Offset<msg::TraceModule>> module_offsets;
   module_offsets.reserve(modules.size());
@@ -741,6 +754,7 @@ void reset_after_fork() {
   new (&s.tamper_mu) std::mutex;
   s.tamper_calls.clear();
   s.tamper_when.clear();
+  s.tamper_callers.clear();
   tls_runtime_calls.clear();
   s.exit_written = false;
 }

@@ -118,8 +118,10 @@ void note_launch_exit(std::uint32_t correlation, const char* api, bool driver,
                       bool ok);
 /// The launch callbacks are on: the trace's launches are all of them.
 void set_launch_callbacks();
-/// The process called a CUPTI off switch, which the guard made harmless.
-void note_tamper(const char* function, std::int64_t arg);
+/// The process called a CUPTI off switch, which the guard made harmless;
+/// `caller` is the call's return address (whose file the trace names).
+void note_tamper(const char* function, std::int64_t arg,
+                 const void* caller = nullptr);
 /// Why the guard over CUPTI's off switches could not be installed.
 void set_guard_error(const std::string& reason);
 void add_kernel(const kernel_record& k);

@@ -56,9 +56,9 @@ void dump(const kport::trace::trace& t) {
                 static_cast<long long>(l.range),
                 static_cast<unsigned long long>(l.time_ns), l.ok, l.captured);
   for (const auto& x : t.tampers)
-    std::printf("tamper function=%s arg=%lld thread=%u time=%llu\n",
+    std::printf("tamper function=%s arg=%lld thread=%u time=%llu caller=%s\n",
                 x.function.c_str(), static_cast<long long>(x.arg), x.thread,
-                static_cast<unsigned long long>(x.time_ns));
+                static_cast<unsigned long long>(x.time_ns), x.caller.c_str());
   if (!t.guard_error.empty())
     std::printf("guard_error %s\n", t.guard_error.c_str());
   for (const auto& m : t.modules)

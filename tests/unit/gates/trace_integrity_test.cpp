@@ -278,6 +278,31 @@ TEST(trace_integrity,
   EXPECT_TRUE(check_trace_tampering({t}, launch_scope::bench, where).empty());
 }
 
+TEST(trace_integrity, the_caller_is_named_and_the_profilers_own_calls_pass) {
+  auto t = bench(launches("port_kernel"));
+  t.tampers.push_back({"cuptiActivityDisable", 10, 100, 1500,
+                       "/usr/lib/x86_64-linux-gnu/libffi.so.8"});
+  auto f = check_trace_tampering({t}, launch_scope::test, where);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_TRUE(contains(f[0].detail, "code in /usr/lib/x86_64-linux-gnu/libffi"))
+      << f[0].detail;
+  // torch.profiler in a suite: kineto inside torch's installed libraries,
+  // and CUPTI's own teardown.
+  for (const char* tool :
+       {"/usr/lib/python3/dist-packages/torch/lib/libtorch_cuda.so",
+        "/opt/venv/lib/python3.12/site-packages/torch/lib/libkineto.so",
+        "/usr/local/cuda-13.0/lib/libcupti.so.13"}) {
+    t.tampers[0].caller = tool;
+    EXPECT_TRUE(check_trace_tampering({t}, launch_scope::test, where).empty())
+        << tool;
+  }
+  // A port's own library by torch's name is still the port's.
+  t.tampers[0].caller = "/tmp/ws/build/libtorch_fast.so";
+  EXPECT_EQ(check_trace_tampering({t}, launch_scope::test, where).size(), 1u);
+  EXPECT_FALSE(profiler_machinery(""));
+  EXPECT_FALSE(profiler_machinery("libtorch_cuda.so"));
+}
+
 // ---- item 12: missing evidence is BLOCKED -------------------------------
 
 TEST(trace_integrity,

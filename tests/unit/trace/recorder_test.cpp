@@ -71,6 +71,7 @@ TEST_F(recorder, launches_tampers_and_the_guard_error_reach_the_file) {
   EXPECT_EQ(t.tampers[0].function, "cuptiActivityDisable");
   EXPECT_EQ(t.tampers[0].arg, 10);
   EXPECT_EQ(t.tampers[0].thread, t.pid);
+  EXPECT_EQ(t.tampers[0].caller, ""); // none given
   EXPECT_EQ(t.guard_error, "cuptiFinalize: not found in libcupti");
 }
 
@@ -93,6 +94,10 @@ TEST_F(recorder, the_guard_holds_on_the_real_cupti_through_any_handle) {
   EXPECT_EQ(t.tampers[0].function, "cuptiActivityDisable");
   EXPECT_EQ(t.tampers[0].arg, 10);
   EXPECT_EQ(t.tampers[1].function, "cuptiActivityRegisterTimestampCallback");
+  // The caller's file: here the child itself (for ctypes, libffi).
+  EXPECT_EQ(fs::path{t.tampers[0].caller}.filename(),
+            fs::path{recorder_child}.filename())
+      << t.tampers[0].caller;
 #  else
   GTEST_SKIP() << "the guard patches x86-64 code only";
 #  endif
