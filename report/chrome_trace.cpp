@@ -40,6 +40,8 @@ struct builder {
   std::vector<std::string> meta;
   std::map<std::string, int> device_pid;
   int skipped_runs = 0;
+  std::size_t per_run_cap = 0; ///< ranges and kernels kept per run
+  std::size_t left_out = 0;    ///< past the cap, over all runs
 
   int pid_of(const std::string& device) {
     auto [it, fresh] =
@@ -66,13 +68,16 @@ struct builder {
 /// track per stream) beside the run on its device, aligned so that the
 /// trace's last event falls at the run's end. Tracks are per run: runs
 /// aligned approximately must not break each other's nesting.
-void add_process_trace(builder& b, const run_row& r, int pid, int tid,
-                       std::int64_t run_start, std::int64_t run_end) {
+/// Returns how many of the run's ranges and kernels were left out past the
+/// builder's cap (the latest ones).
+std::size_t add_process_trace(builder& b, const run_row& r, int pid, int tid,
+                              std::int64_t run_start, std::int64_t run_end) {
   if (r.trace.empty())
-    return;
+    return 0;
   auto ts = trace::read_trace_dir(r.trace);
   if (!ts)
-    return;
+    return 0;
+  auto first = b.spans.size();
   for (auto& t : *ts) {
     std::uint64_t last = 0;
     for (auto& x : t.ranges)
@@ -124,6 +129,19 @@ void add_process_trace(builder& b, const run_row& r, int pid, int tid,
       b.spans.push_back(std::move(s));
     }
   }
+  // A bench run launches tens of thousands of kernels; every one of every
+  // run made trace.json 40-230 MB a job on the H100 (2026-12-05). The
+  // earliest are kept: the first configs whole, the rest in the evidence.
+  auto kept = b.per_run_cap;
+  if (b.spans.size() - first <= kept)
+    return 0;
+  auto begin = b.spans.begin() + static_cast<std::ptrdiff_t>(first);
+  std::stable_sort(begin, b.spans.end(),
+                   [](auto& x, auto& y) { return x.start < y.start; });
+  auto n = b.spans.size() - first - kept;
+  b.spans.erase(begin + static_cast<std::ptrdiff_t>(kept), b.spans.end());
+  b.left_out += n;
+  return n;
 }
 
 void add_run(builder& b, const attempt_row& a, const run_row& r, int tid) {
@@ -137,11 +155,8 @@ void add_run(builder& b, const attempt_row& a, const run_row& r, int tid) {
   auto total = std::max<std::int64_t>(phases, r.wall_ns);
   auto start = r.ended_ns - total;
   b.name_thread(pid, tid, fmt::format("{} {}", a.stage, r.what));
-  b.spans.push_back({r.what, "run", start, total, pid, tid,
-                     fmt::format("{{\"stage\": {}, \"attempt\": {}, \"exit\": "
-                                 "{}, \"kernels\": {}, \"sm_clock_mhz\": {}}}",
-                                 json_quote(a.stage), a.attempt, r.exit_code,
-                                 r.kernels, r.sm_clock_before)});
+  auto run_span = b.spans.size();
+  b.spans.push_back({r.what, "run", start, total, pid, tid, {}});
   if (phases > 0) {
     auto t = start + (total - phases);
     for (auto [name, ns] : {std::pair{"queued", r.queued_ns},
@@ -153,7 +168,12 @@ void add_run(builder& b, const attempt_row& a, const run_row& r, int tid) {
       t += ns;
     }
   }
-  add_process_trace(b, r, pid, tid, start, r.ended_ns);
+  auto left_out = add_process_trace(b, r, pid, tid, start, r.ended_ns);
+  b.spans[run_span].args = fmt::format(
+      "{{\"stage\": {}, \"attempt\": {}, \"exit\": {}, \"kernels\": {}, "
+      "\"sm_clock_mhz\": {}, \"events_left_out\": {}}}",
+      json_quote(a.stage), a.attempt, r.exit_code, r.kernels, r.sm_clock_before,
+      left_out);
 }
 
 std::string us(std::int64_t ns) {
@@ -162,8 +182,9 @@ std::string us(std::int64_t ns) {
 
 } // namespace
 
-std::string chrome_trace(const job_report& j) {
+std::string chrome_trace(const job_report& j, std::size_t per_run_events) {
   builder b;
+  b.per_run_cap = per_run_events;
   b.name_process(1, fmt::format("job {} ({})", j.job, j.op));
   b.name_thread(1, 1, "stages");
   std::int64_t first = 0, last = 0;
@@ -211,8 +232,11 @@ std::string chrome_trace(const job_report& j) {
   }
   return out + fmt::format("\n], \"displayTimeUnit\": \"ms\", \"otherData\": "
                            "{{\"job\": {}, \"origin_unix_ns\": {}, "
-                           "\"runs_without_times\": {}}}}}\n",
-                           json_quote(j.job), t0, b.skipped_runs);
+                           "\"runs_without_times\": {}, "
+                           "\"events_left_out\": {}, "
+                           "\"events_kept_per_run\": {}}}}}\n",
+                           json_quote(j.job), t0, b.skipped_runs, b.left_out,
+                           b.per_run_cap);
 }
 
 result<std::string> write_chrome_trace(const std::string& job_dir) {

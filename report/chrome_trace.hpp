@@ -17,8 +17,12 @@ namespace kport::report {
 /// microseconds since the job's first attempt started. A run is placed by
 /// when it ended (RunRecord.ended_ns) and its phases; a process's own trace
 /// is aligned at its run's end. Runs recorded before either was kept are
-/// left out (a count of them is in the metadata).
-std::string chrome_trace(const job_report& j);
+/// left out (a count of them is in the metadata). A run shows at most
+/// `per_run_events` of its ranges and kernels, the earliest; how many it
+/// left out is in the run's args and, summed, in the metadata (the traces
+/// in the evidence bundle keep them all).
+std::string chrome_trace(const job_report& j,
+                         std::size_t per_run_events = 5000);
 
 /// Reads `job_dir` and writes `<job_dir>/trace.json` (the atomic writer);
 /// returns its path.

@@ -43,6 +43,29 @@ TEST(chrome_trace, attempts_runs_phases_and_ranges_are_spans) {
             std::string::npos);
 }
 
+TEST(chrome_trace, a_run_shows_at_most_its_cap_of_ranges_and_kernels) {
+  auto m = read_report(fixtures + "/cpu-demo/saxpy-0003");
+  ASSERT_TRUE(m) << m.err().message;
+  auto& j = m->jobs.front();
+  auto whole = chrome_trace(j);
+  auto all =
+      count(whole, "\"cat\": \"range\"") + count(whole, "\"cat\": \"kernel\"");
+  EXPECT_NE(whole.find("\"events_left_out\": 0,"), std::string::npos);
+  // 9 runs with a trace of their own (8 bench runs and the test run).
+  ASSERT_GT(all, 9u * 3u);
+  auto capped = chrome_trace(j, 3);
+  auto kept = count(capped, "\"cat\": \"range\"") +
+              count(capped, "\"cat\": \"kernel\"");
+  EXPECT_LE(kept, 9u * 3u);
+  EXPECT_GT(kept, 0u);
+  EXPECT_NE(capped.find(fmt::format("\"events_left_out\": {},", all - kept)),
+            std::string::npos);
+  // The runs and the attempts are all still there.
+  EXPECT_EQ(count(capped, "\"cat\": \"run\""),
+            count(whole, "\"cat\": \"run\""));
+  EXPECT_EQ(count(capped, "\"cat\": \"gate\""), 3u);
+}
+
 TEST(chrome_trace, a_bundle_without_times_gives_a_trace_without_spans) {
   auto m = read_report(fixtures + "/h200-2026-12-03/softmax-0008");
   ASSERT_TRUE(m) << m.err().message;
