@@ -5,6 +5,8 @@
 //   graph    a kernel captured into a CUDA graph, the graph launched
 //   disable  cuptiActivityDisable(CONCURRENT_KERNEL) around a kernel, from
 //            the libcupti the injection library loaded
+//   cdp      a tiny kernel whose one thread tail-launches spin_kernel from
+//            the device (dynamic parallelism: no host launch of its own)
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
@@ -21,6 +23,11 @@ __global__ void spin_kernel(float* x, int n) {
   if (i < n)
     for (int k = 0; k < 64; ++k)
       x[i] = x[i] * 0.999f + 1.0f;
+}
+
+__global__ void tail_parent(float* x, int n) {
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    spin_kernel<<<n / 256, 256, 0, cudaStreamTailLaunch>>>(x, n);
 }
 
 int check(cudaError_t e, const char* what) {
@@ -90,8 +97,14 @@ int main(int argc, char** argv) {
     cudaStreamSynchronize(s);
     on(10);
     nvtxRangePop();
+  } else if (mode == "cdp") {
+    nvtxRangePushA("kport:probe");
+    tail_parent<<<1, 32, 0, s>>>(b, n);
+    if (check(cudaStreamSynchronize(s), "tail_parent"))
+      return 1;
+    nvtxRangePop();
   } else {
-    std::fprintf(stderr, "usage: %s memcpy|graph|disable\n", argv[0]);
+    std::fprintf(stderr, "usage: %s memcpy|graph|disable|cdp\n", argv[0]);
     return 2;
   }
   if (check(cudaGetLastError(), mode.c_str()))

@@ -123,6 +123,22 @@ TEST_F(trace_rules_gpu, cupti_activity_disable_is_caught_by_the_guard) {
   EXPECT_EQ(f[0].rule, msg::IntegrityRule::trace_tampered);
 }
 
+TEST_F(trace_rules_gpu, a_grid_launched_from_the_device_is_not_invisible) {
+  auto t = run("cdp");
+  ASSERT_TRUE(t.cupti_active) << t.cupti_error;
+  // The child has no host launch: its record (a CDP kernel record, or a
+  // kernel record) must be in the trace, so its time is the window's or
+  // work outside it, never nothing.
+  ASSERT_FALSE(t.ranges.empty());
+  const trace::trace_kernel* child = nullptr;
+  for (auto& k : t.kernels)
+    if (k.name.find("spin_kernel") != std::string::npos &&
+        k.start_ns > t.ranges.front().start_ns)
+      child = &k;
+  ASSERT_NE(child, nullptr);
+  EXPECT_GT(child->end_ns, child->start_ns);
+}
+
 TEST_F(trace_rules_gpu,
        a_launch_without_its_record_is_caught_without_the_guard) {
   auto t = run("disable", /*guard=*/false);

@@ -165,6 +165,31 @@ void take_kernel(const CUpti_ActivityKernel10& k) {
   add_kernel(r);
 }
 
+// A grid launched from the device (dynamic parallelism): CUPTI reports it
+// apart from kernels, under CONCURRENT_KERNEL's switch. Taken as a kernel so
+// that its time is never invisible: by its correlation id it lands in its
+// parent's window, or, without a host launch of its own, outside every one.
+void take_cdp_kernel(const CUpti_ActivityCdpKernel& k) {
+  kernel_record r;
+  r.name = k.name;
+  r.start_ns = k.start;
+  r.end_ns = k.end;
+  r.device = k.deviceId;
+  r.context = k.contextId;
+  r.stream = k.streamId;
+  r.correlation = k.correlationId;
+  r.grid = {static_cast<std::uint32_t>(k.gridX),
+            static_cast<std::uint32_t>(k.gridY),
+            static_cast<std::uint32_t>(k.gridZ)};
+  r.block = {static_cast<std::uint32_t>(k.blockX),
+             static_cast<std::uint32_t>(k.blockY),
+             static_cast<std::uint32_t>(k.blockZ)};
+  r.registers = k.registersPerThread;
+  r.static_shared = static_cast<std::uint32_t>(k.staticSharedMemory);
+  r.dynamic_shared = static_cast<std::uint32_t>(k.dynamicSharedMemory);
+  add_kernel(r);
+}
+
 void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id,
                                uint8_t* buffer, size_t size,
                                size_t valid_size) {
@@ -186,6 +211,9 @@ void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id,
       case CUPTI_ACTIVITY_KIND_KERNEL:
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
         take_kernel(*reinterpret_cast<CUpti_ActivityKernel10*>(record));
+        break;
+      case CUPTI_ACTIVITY_KIND_CDP_KERNEL:
+        take_cdp_kernel(*reinterpret_cast<CUpti_ActivityCdpKernel*>(record));
         break;
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         auto& m = *reinterpret_cast<CUpti_ActivityMemcpy6*>(record);

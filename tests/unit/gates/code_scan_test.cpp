@@ -49,6 +49,9 @@ const std::map<std::string, std::pair<std::string, std::string>> cheats{
      {"impl.py", "import torch\ntorch.cuda.synchronize = lambda *a: None\n"}},
     {"nvtx_ranges", {"impl.py", "torch.cuda.nvtx.range_pop()\n"}},
     {"profiler_api", {"port.cu", "cudaProfilerStop();\n"}},
+    {"device_launch",
+     {"port.cu", "__global__ void port(float* y) {\n"
+                 "  heavy<<<4096, 256, 0, cudaStreamTailLaunch>>>(y);\n}\n"}},
     {"kport_env",
      {"impl.py", "import os\nif os.environ.get('KPORT_SIDE') == 'candidate':\n"
                  "    pass\n"}},
@@ -64,6 +67,9 @@ TEST(code_scan, every_hard_rule_fires_on_its_cheat) {
   for (auto& r : default_code_rules().rules)
     if (r.tier == code_tier::hard)
       hard.insert(r.id);
+  // And every snippet here has its hard rule in the table.
+  for (auto& [id, snippet] : cheats)
+    EXPECT_TRUE(hard.count(id)) << id << " is no hard rule of the table";
   for (auto& id : hard) {
     auto i = cheats.find(id);
     ASSERT_NE(i, cheats.end()) << id << " has no snippet here";
@@ -115,6 +121,10 @@ def softmax_rows(x):
   for (auto& f : scan("softmax_impl.py", honest))
     EXPECT_NE(f.tier, code_tier::hard) << f.describe();
   EXPECT_TRUE(scan("port.cu", "#if KPORT_DTYPE == 1\n#endif\n").empty());
+  // Host launches, and separate compilation (not itself a device launch).
+  EXPECT_TRUE(scan("port.cu", "port<<<grid, 256, 0, stream>>>(y);\n"
+                              "// nvcc -O3 -rdc=true -lcudadevrt port.cu\n")
+                  .empty());
 }
 
 TEST(code_scan, placeholders_with_nothing_to_expand_do_not_run) {
