@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <sstream>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
@@ -333,6 +334,16 @@ void run_cgroup::kill_all() {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   }
+}
+
+std::vector<int> run_cgroup::members() const {
+  std::vector<int> out;
+  if (dirs_.empty())
+    return out;
+  std::istringstream procs(read_text(dirs_.front() + "/cgroup.procs"));
+  for (int pid; procs >> pid;)
+    out.push_back(pid);
+  return out;
 }
 
 std::string run_cgroup::limit_hit() const {

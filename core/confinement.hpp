@@ -135,6 +135,9 @@ public:
 
   bool active() const { return !dirs_.empty(); }
 
+  /// The processes in the cgroup now (pids as kport sees them).
+  std::vector<int> members() const;
+
 private:
   std::vector<std::string> dirs_;
   std::vector<int> join_fds_;

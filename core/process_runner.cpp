@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <set>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -368,6 +369,16 @@ result<process_outcome> run_process(const process_spec& spec,
   auto drain_until = clock::time_point::max();
   auto next_watch = clock::now();
   bool watching = lim.watched_bytes > 0 || cgroup.active();
+  out.holders_watched = !spec.watch_files.empty() && cgroup.active();
+  std::set<int> looked_at_holders;
+  auto look_for_holders = [&] {
+    for (int member : cgroup.members())
+      if (!looked_at_holders.count(member))
+        if (auto h = holder_of(member, spec.watch_files, spec.watch_maps)) {
+          looked_at_holders.insert(member);
+          out.holders.push_back(std::move(*h));
+        }
+  };
   char buf[16384];
   while (out_fd >= 0 || !exited) {
     std::vector<pollfd> fds;
@@ -445,6 +456,8 @@ result<process_outcome> run_process(const process_spec& spec,
       }
       if (watching && now >= next_watch) {
         next_watch = now + std::chrono::milliseconds(100);
+        if (out.holders_watched)
+          look_for_holders();
         // A fork bomb fails its forks at the pids limit; the attempt ends
         // there instead of spinning until its timeout.
         if (out.limit_hit.empty()) {

@@ -2,6 +2,7 @@
 
 #include "core/cancel_token.hpp"
 #include "core/confinement.hpp"
+#include "core/open_files.hpp"
 #include "kport/error.hpp"
 
 #include <chrono>
@@ -36,6 +37,13 @@ struct process_spec {
   /// What the process may see and use, and its limits (README, "Security
   /// model"); the default confines nothing.
   confinement box;
+  /// Path prefixes of files whose holders the outcome lists: every process
+  /// of the run's cgroup is looked at every 100 ms while the run lasts (a
+  /// process that lives less may be missed). Needs the cgroup (`box`
+  /// confined or limited); without one nothing is watched.
+  std::vector<std::string> watch_files;
+  /// Names looked for in a holder's mappings (file_holder::mapped).
+  std::vector<std::string> watch_maps;
 };
 
 /// How a process ended.
@@ -54,6 +62,11 @@ struct process_outcome {
   std::size_t log_dropped = 0;
   /// The last bytes of output (up to 64 KiB): where test summaries are.
   std::string tail;
+  /// The processes seen holding a file of `spec.watch_files`, once each.
+  std::vector<file_holder> holders;
+  /// Whether the holders were looked for (a cgroup to list the run's
+  /// processes was there).
+  bool holders_watched = false;
 
   /// True when it ran to the end and exited 0.
   bool succeeded() const noexcept {

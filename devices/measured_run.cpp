@@ -58,6 +58,15 @@ prepared_run prepare_run(const measured_run& run, const device_descriptor& desc,
           {kind::writable, fs::path{lease_socket}.parent_path().string()});
     p.spec.box.host_devices = cuda;
   }
+  if (cuda) {
+    // From outside the processes: who of the run opened the GPU. A CUDA
+    // context holds /dev/nvidia-uvm (NVML alone does not).
+    p.spec.watch_files = {"/dev/nvidia-uvm"};
+    p.spec.watch_maps = {"libcuda.so"};
+    if (!opts.inject_path.empty())
+      p.spec.watch_maps.push_back(
+          fs::path{opts.inject_path}.filename().string());
+  }
   if (opts.lease) {
     // The lease bounds start-up and the time on the device, each by the
     // run's timeout; time spent waiting for others is not the run's.
@@ -111,6 +120,14 @@ run_report run_prepared(const prepared_run& run,
   for (auto& t : result->traces)
     for (auto& k : t.kernels)
       result->kernel_ns += k.end_ns - k.start_ns;
+  result->forks = trace::read_fork_markers(run.trace_dir);
+  result->gpu_watched = result->outcome.holders_watched;
+  for (auto& h : result->outcome.holders) {
+    gpu_process g{h.pid, h.ns_pid, h.command, false, false};
+    for (auto& name : h.mapped)
+      (name == "libcuda.so" ? g.maps_cuda : g.maps_injection) = true;
+    result->gpu_processes.push_back(std::move(g));
+  }
   report.result = result;
   return report;
 }

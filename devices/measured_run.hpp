@@ -31,6 +31,15 @@ struct measured_run {
   bool quiet = false;
 };
 
+/// A process of a measured run that had a GPU open.
+struct gpu_process {
+  int pid = 0;    ///< as kport sees it
+  int ns_pid = 0; ///< as it sees itself (the pid in its trace)
+  std::string command;
+  bool maps_cuda = false;      ///< libcuda is mapped: it can use the GPU
+  bool maps_injection = false; ///< kport's injection library is mapped
+};
+
 /// How a measured run ended, with the traces its processes wrote.
 struct run_result {
   core::process_outcome outcome;
@@ -47,6 +56,13 @@ struct run_result {
   /// When the process ended (ns since the Unix epoch): places the run and
   /// its lease phases on a time line (trace.json).
   std::int64_t ended_unix_ns = 0;
+  /// cuda: the processes of the run seen with a GPU open (/dev/nvidia-uvm),
+  /// looked at from outside them; `gpu_watched` when they could be (the
+  /// run had a cgroup to list its processes).
+  std::vector<gpu_process> gpu_processes;
+  bool gpu_watched = false;
+  /// Children of fork() in the run's traced processes (trace::fork_marker).
+  std::vector<trace::fork_marker> forks;
 };
 
 /// Which device runs a measured run: a CPU slot (host) or one GPU (cuda).

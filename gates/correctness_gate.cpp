@@ -104,6 +104,10 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
     if (auto why = missing_evidence(result->traces, "the test run"))
       return finish_gate(ctx, report, msg::Verdict::BLOCKED,
                          msg::FailureClass::env, *why);
+    if (auto why = untraced_gpu_process(result->gpu_processes, result->traces,
+                                        result->forks, "the test run"))
+      return finish_gate(ctx, report, msg::Verdict::BLOCKED,
+                         msg::FailureClass::env, *why);
     if (auto tampered = check_trace_tampering(
             result->traces, launch_scope::test, run_label{"test"});
         !tampered.empty())

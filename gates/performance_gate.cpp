@@ -170,6 +170,12 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
         return finish_gate(ctx, report, msg::Verdict::BLOCKED,
                            msg::FailureClass::env, *why);
     if (cuda)
+      if (auto why = untraced_gpu_process(
+              result->gpu_processes, result->traces, result->forks,
+              fmt::format("the {} bench", to_string(s))))
+        return finish_gate(ctx, report, msg::Verdict::BLOCKED,
+                           msg::FailureClass::env, *why);
+    if (cuda)
       for (auto& t : result->traces) {
         if (!t.cupti_error.empty())
           return finish_gate(ctx, report, msg::Verdict::BLOCKED,

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -182,6 +183,30 @@ result<std::vector<trace>> read_trace_dir(const std::string& dir) {
   }
   std::sort(out.begin(), out.end(),
             [](const trace& a, const trace& b) { return a.pid < b.pid; });
+  return out;
+}
+
+std::vector<fork_marker> read_fork_markers(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<fork_marker> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    auto name = entry.path().filename().string();
+    if (name.rfind("fork-", 0) != 0 || entry.path().extension() != ".txt")
+      continue;
+    std::ifstream in(entry.path());
+    fork_marker m;
+    std::string cuda;
+    m.pid = static_cast<std::uint32_t>(std::atoi(name.c_str() + 5));
+    if (!(in >> m.ppid >> cuda) || m.pid == 0)
+      continue;
+    m.parent_cuda = cuda == "cuda";
+    in.ignore(1);
+    std::getline(in, m.command);
+    out.push_back(std::move(m));
+  }
+  std::sort(out.begin(), out.end(),
+            [](auto& a, auto& b) { return a.pid < b.pid; });
   return out;
 }
 

@@ -127,6 +127,17 @@ result<trace> read_trace(const std::string& path);
 /// file that does not read.
 result<std::vector<trace>> read_trace_dir(const std::string& dir);
 
+/// A child of fork() in a traced process, as the injection library notes it
+/// at once (fork-<pid>.txt): a child that ends with _exit writes no trace.
+struct fork_marker {
+  std::uint32_t pid = 0, ppid = 0;
+  bool parent_cuda = false; ///< the parent had CUDA: the child cannot use it
+  std::string command;      ///< the command line at the fork (the parent's)
+};
+
+/// Every fork marker of a trace folder (unreadable ones are skipped).
+std::vector<fork_marker> read_fork_markers(const std::string& dir);
+
 /// The cubin hash as the library records it: XXH3-128, 32 lower-case hex
 /// digits, high half first. Hash a build product with it to find it in
 /// `trace::modules`.

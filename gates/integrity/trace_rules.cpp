@@ -73,6 +73,49 @@ missing_evidence(const std::vector<trace::trace>& traces,
   return std::nullopt;
 }
 
+namespace {
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && s.back() == ' ')
+    s.remove_suffix(1);
+  return s.substr(0, 4000); // the library reads 4 KiB of cmdline
+}
+
+} // namespace
+
+std::optional<std::string>
+untraced_gpu_process(const std::vector<devices::gpu_process>& seen,
+                     const std::vector<trace::trace>& traces,
+                     const std::vector<trace::fork_marker>& forks,
+                     const std::string& what) {
+  for (auto& g : seen) {
+    // Without libcuda an open device file is one leaked into a tool the
+    // run started (a compiler), not a GPU in use.
+    if (!g.maps_cuda)
+      continue;
+    auto pid = static_cast<std::uint32_t>(g.ns_pid);
+    if (std::any_of(traces.begin(), traces.end(),
+                    [&](auto& t) { return t.pid == pid && t.cuda_active; }))
+      continue;
+    auto copy = std::find_if(forks.begin(), forks.end(), [&](auto& f) {
+      return f.pid == pid && f.parent_cuda && g.maps_injection &&
+             trimmed(f.command) == trimmed(g.command);
+    });
+    if (copy != forks.end())
+      continue;
+    auto command =
+        g.command.size() > 160 ? g.command.substr(0, 160) + "..." : g.command;
+    return fmt::format(
+        "process {} of {} (`{}`) had the GPU open (libcuda mapped, "
+        "/dev/nvidia-uvm held) but left no trace of CUDA under kport's "
+        "injection library: whatever it ran on the device is invisible to "
+        "kport (did it drop CUDA_INJECTION64_PATH or KPORT_TRACE_DIR from "
+        "its environment, or end by SIGKILL?)",
+        g.ns_pid, what, command);
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string>
 unguarded_notes(const std::vector<trace::trace>& traces,
                 const std::string& what) {

@@ -6,6 +6,7 @@
 // CUPTI off, or whose launches have no activity records while CUPTI lost
 // none, forged its evidence (`trace_tampered`).
 
+#include "devices/measured_run.hpp"
 #include "gates/integrity/rule_table.hpp"
 #include "trace/trace_file.hpp"
 
@@ -22,6 +23,19 @@ namespace kport::gates {
 std::optional<std::string>
 missing_evidence(const std::vector<trace::trace>& traces,
                  const std::string& what);
+
+/// Why a CUDA run's evidence is incomplete although every trace is there: a
+/// process of the run had the GPU open with libcuda mapped (seen from
+/// outside it, `seen`) but wrote no trace with CUDA active under the
+/// injection library, so whatever it ran is invisible. A child of fork()
+/// of a process with CUDA (its fork marker, the same command line, the
+/// library mapped) is not one: it holds its parent's files and cannot use
+/// CUDA itself. BLOCKED, like any missing evidence.
+std::optional<std::string>
+untraced_gpu_process(const std::vector<devices::gpu_process>& seen,
+                     const std::vector<trace::trace>& traces,
+                     const std::vector<trace::fork_marker>& forks,
+                     const std::string& what);
 
 /// Notes for the gate's report: each distinct reason the injection
 /// library's guard over CUPTI's off switches was not installed in a process

@@ -757,6 +757,23 @@ void reset_after_fork() {
   s.tamper_callers.clear();
   tls_runtime_calls.clear();
   s.exit_written = false;
+  // Said at once, not at exit: a child of fork() that ends with _exit
+  // (multiprocessing's workers) writes no trace, and one forked from a
+  // process with CUDA cannot use CUDA itself, though it holds the parent's
+  // device files. kport reads this to tell it from a process that hid its
+  // GPU work (gates/integrity/trace_rules: untraced_gpu_processes).
+  if (!s.dir.empty()) {
+    auto path = s.dir + "/fork-" + std::to_string(::getpid()) + ".txt";
+    int fd =
+        ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      auto line = std::to_string(::getppid()) + " " +
+                  (s.cuda_active.load() ? "cuda" : "no-cuda") + "\n" +
+                  read_cmdline() + "\n";
+      (void)!::write(fd, line.data(), line.size());
+      ::close(fd);
+    }
+  }
 }
 
 } // namespace kport::trace::inject

@@ -487,6 +487,8 @@ protected:
       auto t = test_run(run_tests);
       t.cuda_active = t.cupti_active = true;
       rr.traces.push_back(t);
+      if (side != "reference")
+        rr.gpu_processes = cand_gpu_;
       return rr;
     };
     return run_correctness_gate(ctx);
@@ -497,6 +499,8 @@ protected:
   std::optional<std::vector<recorded_test>> ref_tests_;
   std::string ref_summary_;
   int reference_runs_ = 0;
+  /// The processes of the candidate's run seen with the GPU open.
+  std::vector<devices::gpu_process> cand_gpu_;
 
   fs::path dir_;
   engine_config cfg_;
@@ -509,6 +513,18 @@ TEST_F(correctness_gate_proof,
       run({{"t.py::test_a", {"port_k"}}, {"t.py::test_float64_is_refused", {}}},
           "2 passed in 0.10s");
   EXPECT_EQ(out.verdict, msg::Verdict::ALL_PASS) << out.reason;
+}
+
+TEST_F(correctness_gate_proof, a_gpu_process_without_a_trace_blocks_the_gate) {
+  // A worker that ran the suite's work with the injection variables taken
+  // out of its environment: its kernels are in no trace.
+  cand_gpu_ = {{7001, 4242, "python3 worker.py", true, false}};
+  auto out = run({{"t.py::test_a", {"port_k"}}}, "1 passed in 0.10s");
+  EXPECT_EQ(out.verdict, msg::Verdict::BLOCKED) << out.reason;
+  EXPECT_NE(out.reason.find("process 4242 of the test run (`python3 "
+                            "worker.py`) had the GPU open"),
+            std::string::npos)
+      << out.reason;
 }
 
 TEST_F(correctness_gate_proof, a_test_passed_on_torch_alone_is_rejected) {

@@ -209,6 +209,53 @@ TEST(trace_integrity,
       check_trace_tampering({host_func}, launch_scope::bench, where).empty());
 }
 
+TEST(trace_integrity, a_gpu_process_without_a_cuda_trace_is_missing_evidence) {
+  auto bench_trace = bench(launches("port_kernel")); // pid 100
+  devices::gpu_process main{5100, 100, "python3 bench.py", true, true};
+  EXPECT_FALSE(untraced_gpu_process({main}, {bench_trace}, {}, "the bench"));
+  // A helper process that dropped the injection variables: libcuda mapped,
+  // the GPU open, no trace.
+  devices::gpu_process worker{5107, 107, "python3 -c serve()", true, false};
+  auto why =
+      untraced_gpu_process({main, worker}, {bench_trace}, {}, "the bench");
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(contains(*why, "process 107 of the bench (`python3 -c serve()`)"))
+      << *why;
+  // Its trace without CUDA is no better.
+  auto nvtx_only = bench_trace;
+  nvtx_only.pid = 107;
+  nvtx_only.cuda_active = false;
+  EXPECT_TRUE(untraced_gpu_process({worker}, {bench_trace, nvtx_only}, {},
+                                   "the bench"));
+  // A tool that inherited the device file but never loaded the driver.
+  devices::gpu_process ptxas{5108, 108, "ptxas -arch=sm_90", false, false};
+  EXPECT_FALSE(untraced_gpu_process({ptxas}, {bench_trace}, {}, "the bench"));
+}
+
+TEST(trace_integrity, a_fork_copy_of_a_cuda_process_is_no_missing_evidence) {
+  auto bench_trace = bench(launches("port_kernel"));
+  // multiprocessing's fork worker: the parent's files and mappings, _exit.
+  devices::gpu_process copy{5109, 109, "python3 bench.py", true, true};
+  trace::fork_marker marker{109, 100, true, "python3 bench.py"};
+  EXPECT_FALSE(
+      untraced_gpu_process({copy}, {bench_trace}, {marker}, "the bench"));
+  // Forked from a process without CUDA: the child may have started its own.
+  auto before_cuda = marker;
+  before_cuda.parent_cuda = false;
+  EXPECT_TRUE(
+      untraced_gpu_process({copy}, {bench_trace}, {before_cuda}, "the bench"));
+  // Forked, then exec'd another program (the library's mapping is gone, or
+  // the command line differs): a process of its own.
+  auto execed = copy;
+  execed.maps_injection = false;
+  EXPECT_TRUE(
+      untraced_gpu_process({execed}, {bench_trace}, {marker}, "the bench"));
+  auto other = copy;
+  other.command = "python3 worker.py";
+  EXPECT_TRUE(
+      untraced_gpu_process({other}, {bench_trace}, {marker}, "the bench"));
+}
+
 TEST(trace_integrity, an_unguarded_process_is_a_note_once_per_reason) {
   auto guarded = bench(launches("port_kernel"));
   EXPECT_TRUE(unguarded_notes({guarded}, "the test run").empty());

@@ -4,6 +4,9 @@
 // records and its error must all reach the trace file.
 //
 //   records        a range, a launch, a guard error and a tamper record
+//   fork           CUDA marked active, then a child of fork() that ends
+//                  with _exit (as multiprocessing's workers do): prints
+//                  "child <pid>"
 //   guard <cupti>  guards the real libcupti at <cupti>, then does what the
 //                  cupti_off cheat does: dlopen every libcupti mapped in the
 //                  process by path and call its off switches
@@ -17,6 +20,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 namespace inject = kport::trace::inject;
@@ -32,6 +37,19 @@ int records() {
   inject::set_guard_error("cuptiFinalize: not found in libcupti");
   inject::note_tamper("cuptiActivityDisable", 10);
   inject::pop_range(nullptr);
+  std::puts("done");
+  return 0;
+}
+
+int fork_child() {
+  inject::ensure_started();
+  inject::set_cuda_active();
+  pid_t child = ::fork();
+  if (child == 0)
+    ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  std::printf("child %d\n", static_cast<int>(child));
   std::puts("done");
   return 0;
 }
@@ -86,8 +104,11 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IONBF, 0);
   if (argc == 2 && std::strcmp(argv[1], "records") == 0)
     return records();
+  if (argc == 2 && std::strcmp(argv[1], "fork") == 0)
+    return fork_child();
   if (argc == 3 && std::strcmp(argv[1], "guard") == 0)
     return guard(argv[2]);
-  std::fprintf(stderr, "usage: %s records | guard <libcupti>\n", argv[0]);
+  std::fprintf(stderr, "usage: %s records | fork | guard <libcupti>\n",
+               argv[0]);
   return 2;
 }

@@ -75,6 +75,23 @@ TEST_F(recorder, launches_tampers_and_the_guard_error_reach_the_file) {
   EXPECT_EQ(t.guard_error, "cuptiFinalize: not found in libcupti");
 }
 
+TEST_F(recorder, a_child_of_fork_is_noted_at_once_with_its_parent) {
+  std::vector<std::string> lines;
+  auto t = run({"fork"}, lines);
+  ASSERT_EQ(lines.size(), 2u) << ::testing::PrintToString(lines);
+  ASSERT_EQ(lines[0].rfind("child ", 0), 0u);
+  auto child = static_cast<std::uint32_t>(std::stoul(lines[0].substr(6)));
+  // The child ended with _exit: no trace of its own, only the marker.
+  auto forks = kport::trace::read_fork_markers((dir_ / "traces").string());
+  ASSERT_EQ(forks.size(), 1u);
+  EXPECT_EQ(forks[0].pid, child);
+  EXPECT_EQ(forks[0].ppid, t.pid);
+  EXPECT_TRUE(forks[0].parent_cuda);
+  EXPECT_EQ(forks[0].command, recorder_child + " fork");
+  EXPECT_FALSE(fs::exists(dir_ / "traces" /
+                          ("trace-" + std::to_string(child) + ".kpt")));
+}
+
 #ifdef KPORT_TEST_CUPTI
 // The cupti_off cheat's move against the toolkit's real libcupti: a second
 // handle on the mapped file (what ctypes.CDLL(path) gets) reaches the

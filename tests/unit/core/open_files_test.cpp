@@ -1,0 +1,102 @@
+// Who holds a watched file: read from /proc, and sampled by the process
+// runner over every process of a run's cgroup (how kport knows a process
+// of a measured run used a GPU, whatever that process wrote).
+#include "core/open_files.hpp"
+#include "core/process_runner.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <set>
+#include <unistd.h>
+
+namespace kport::core {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_file(const std::string& tag) {
+  auto p = fs::temp_directory_path() /
+           fmt::format("kport-open-files-{}-{}", ::getpid(), tag);
+  std::ofstream{p} << "x\n";
+  return p;
+}
+
+TEST(open_files, a_process_holding_the_file_is_found_with_its_pids) {
+  auto p = temp_file("self");
+  std::ifstream held{p};
+  auto h = holder_of(::getpid(), {"/nonexistent/", p.string()});
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->file, p.string());
+  EXPECT_EQ(h->pid, ::getpid());
+  EXPECT_EQ(h->ns_pid, ::getpid()); // no PID namespace of its own
+  EXPECT_NE(h->command.find("kport_core_unit_tests"), std::string::npos)
+      << h->command;
+  EXPECT_FALSE(holder_of(::getpid(), {p.string() + ".other"}));
+  EXPECT_FALSE(holder_of(::getpid(), {""}));
+  held.close();
+  EXPECT_FALSE(holder_of(::getpid(), {p.string()}));
+  fs::remove(p);
+}
+
+process_spec holding(const fs::path& file, bool isolate) {
+  process_spec s;
+  // The file is held by a grandchild, in the background: the runner looks
+  // at every member of the run's cgroup, not only the process it started.
+  s.argv = {"/bin/sh", "-c",
+            fmt::format("(exec 3<'{}'; sleep 2) & wait", file.string())};
+  s.timeout = std::chrono::seconds(20);
+  s.box.limits.processes = 64; // a cgroup for the run
+  s.box.isolate = isolate;
+  if (isolate)
+    s.box.mounts = {{sandbox_mount::kind::read_only, file.string()}};
+  s.watch_files = {file.string()};
+  return s;
+}
+
+TEST(open_files, the_runner_lists_every_process_of_the_run_holding_a_file) {
+  if (!probe_sandbox().cgroup_pids)
+    GTEST_SKIP() << "no writable pids cgroup here";
+  auto p = temp_file("run");
+  auto out = run_process(holding(p, false));
+  ASSERT_TRUE(out) << out.err().message;
+  EXPECT_TRUE(out->succeeded()) << out->describe();
+  EXPECT_TRUE(out->holders_watched);
+  // The subshell, and the sleep that inherited its descriptor.
+  ASSERT_FALSE(out->holders.empty());
+  std::set<int> pids;
+  for (auto& h : out->holders) {
+    EXPECT_EQ(h.file, p.string());
+    EXPECT_TRUE(h.command.rfind("/bin/sh -c", 0) == 0 || h.command == "sleep 2")
+        << h.command;
+    EXPECT_TRUE(pids.insert(h.pid).second) << "listed twice: " << h.pid;
+  }
+  // The shell that started them holds nothing: not listed.
+  EXPECT_LE(out->holders.size(), 2u);
+  // Nothing watched, nothing listed.
+  auto quiet = holding(p, false);
+  quiet.watch_files.clear();
+  auto q = run_process(quiet);
+  ASSERT_TRUE(q);
+  EXPECT_FALSE(q->holders_watched);
+  EXPECT_TRUE(q->holders.empty());
+  fs::remove(p);
+}
+
+TEST(open_files, in_the_sandbox_the_holder_has_its_namespace_pid) {
+  if (!probe_sandbox().cgroup_pids || !probe_sandbox().bwrap)
+    GTEST_SKIP() << "no bwrap or no writable pids cgroup here";
+  auto p = temp_file("boxed");
+  auto out = run_process(holding(p, true));
+  ASSERT_TRUE(out) << out.err().message;
+  ASSERT_FALSE(out->holders.empty());
+  // bwrap's init is 1 in the namespace, the shell 2, the subshell after.
+  EXPECT_NE(out->holders[0].ns_pid, out->holders[0].pid);
+  EXPECT_GT(out->holders[0].ns_pid, 1);
+  EXPECT_LT(out->holders[0].ns_pid, 100);
+  fs::remove(p);
+}
+
+} // namespace
+} // namespace kport::core
