@@ -1,9 +1,11 @@
 #include "core/open_files.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 namespace kport::core {
 
@@ -11,19 +13,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The innermost pid of `NSpid:` in /proc/<pid>/status (the pid the
-/// process itself sees), or `pid` where the kernel does not say.
-int innermost_pid(int pid) {
+/// From /proc/<pid>/status: the innermost pid of `NSpid:` (the pid the
+/// process itself sees; `pid` where the kernel does not say) and `PPid:`.
+std::pair<int, int> pids_of(int pid) {
+  std::pair<int, int> out{pid, 0};
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(in, line);)
     if (line.rfind("NSpid:", 0) == 0) {
       std::istringstream fields(line.substr(6));
-      int last = pid;
       for (int v; fields >> v;)
-        last = v;
-      return last;
+        out.first = v;
+    } else if (line.rfind("PPid:", 0) == 0) {
+      out.second = std::atoi(line.c_str() + 5);
     }
-  return pid;
+  return out;
 }
 
 std::string command_of(int pid) {
@@ -38,18 +41,19 @@ std::string command_of(int pid) {
   return raw;
 }
 
-std::vector<std::string> mapped_names(int pid,
-                                      const std::vector<std::string>& names) {
-  std::vector<std::string> out;
+void find_mapped(int pid, const std::vector<std::string>& names,
+                 file_holder& h) {
   if (names.empty())
-    return out;
+    return;
   std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  for (std::string line; std::getline(maps, line) && out.size() < names.size();)
+  for (std::string line;
+       std::getline(maps, line) && h.mapped.size() < names.size();)
     for (auto& n : names)
       if (!n.empty() && line.find(n) != std::string::npos &&
-          std::find(out.begin(), out.end(), n) == out.end())
-        out.push_back(n);
-  return out;
+          std::find(h.mapped.begin(), h.mapped.end(), n) == h.mapped.end()) {
+        h.mapped.push_back(n);
+        h.mapped_at.push_back(std::strtoull(line.c_str(), nullptr, 16));
+      }
 }
 
 } // namespace
@@ -67,9 +71,15 @@ holder_of(int pid, const std::vector<std::string>& prefixes,
       continue;
     auto path = target.string();
     for (auto& p : prefixes)
-      if (!p.empty() && path.rfind(p, 0) == 0)
-        return file_holder{pid, innermost_pid(pid), path, command_of(pid),
-                           mapped_names(pid, map_names)};
+      if (!p.empty() && path.rfind(p, 0) == 0) {
+        file_holder h;
+        h.pid = pid;
+        std::tie(h.ns_pid, h.ppid) = pids_of(pid);
+        h.file = path;
+        h.command = command_of(pid);
+        find_mapped(pid, map_names, h);
+        return h;
+      }
   }
   return std::nullopt;
 }

@@ -4,6 +4,7 @@
 // know, from outside the processes, that one of them used a GPU (a CUDA
 // context holds /dev/nvidia-uvm open) whatever it wrote or failed to write.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,8 +18,12 @@ struct file_holder {
   std::string file;
   std::string command; ///< its command line, arguments joined by spaces
   /// Those of the names asked for that a mapping of the process contains
-  /// (e.g. "libcuda.so": it loaded the driver).
+  /// (e.g. "libcuda.so": it loaded the driver), and where the first such
+  /// mapping starts: a child of fork() has its parent's addresses, a
+  /// process that exec'd has addresses of its own.
   std::vector<std::string> mapped;
+  std::vector<std::uint64_t> mapped_at;
+  int ppid = 0; ///< its parent, as kport sees it
 };
 
 /// The first open file of process `pid` whose path starts with one of

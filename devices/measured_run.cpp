@@ -63,9 +63,6 @@ prepared_run prepare_run(const measured_run& run, const device_descriptor& desc,
     // context holds /dev/nvidia-uvm (NVML alone does not).
     p.spec.watch_files = {"/dev/nvidia-uvm"};
     p.spec.watch_maps = {"libcuda.so"};
-    if (!opts.inject_path.empty())
-      p.spec.watch_maps.push_back(
-          fs::path{opts.inject_path}.filename().string());
   }
   if (opts.lease) {
     // The lease bounds start-up and the time on the device, each by the
@@ -123,9 +120,12 @@ run_report run_prepared(const prepared_run& run,
   result->forks = trace::read_fork_markers(run.trace_dir);
   result->gpu_watched = result->outcome.holders_watched;
   for (auto& h : result->outcome.holders) {
-    gpu_process g{h.pid, h.ns_pid, h.command, false, false};
-    for (auto& name : h.mapped)
-      (name == "libcuda.so" ? g.maps_cuda : g.maps_injection) = true;
+    gpu_process g{h.pid, h.ns_pid, h.ppid, h.command};
+    for (std::size_t i = 0; i < h.mapped.size(); ++i)
+      if (h.mapped[i] == "libcuda.so") {
+        g.maps_cuda = true;
+        g.cuda_at = h.mapped_at[i];
+      }
     result->gpu_processes.push_back(std::move(g));
   }
   report.result = result;

@@ -35,9 +35,12 @@ struct measured_run {
 struct gpu_process {
   int pid = 0;    ///< as kport sees it
   int ns_pid = 0; ///< as it sees itself (the pid in its trace)
+  int ppid = 0;   ///< its parent, as kport sees it
   std::string command;
-  bool maps_cuda = false;      ///< libcuda is mapped: it can use the GPU
-  bool maps_injection = false; ///< kport's injection library is mapped
+  bool maps_cuda = false; ///< libcuda is mapped: it can use the GPU
+  /// Where libcuda's first mapping starts: a child of fork() shares it with
+  /// its parent, a process that exec'd has its own.
+  std::uint64_t cuda_at = 0;
 };
 
 /// How a measured run ended, with the traces its processes wrote.

@@ -75,10 +75,29 @@ missing_evidence(const std::vector<trace::trace>& traces,
 
 namespace {
 
-std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && s.back() == ' ')
-    s.remove_suffix(1);
-  return s.substr(0, 4000); // the library reads 4 KiB of cmdline
+bool traced_with_cuda(const std::vector<trace::trace>& traces, int ns_pid) {
+  return std::any_of(traces.begin(), traces.end(), [&](auto& t) {
+    return t.pid == static_cast<std::uint32_t>(ns_pid) && t.cuda_active;
+  });
+}
+
+/// A child of fork() made after its parent had CUDA (its marker says so),
+/// the parent a traced CUDA process of the run seen with the GPU too, and
+/// libcuda where the parent has it: the same address space, copied, not a
+/// program of its own. Such a child cannot use CUDA.
+bool fork_copy_of_a_cuda_process(const devices::gpu_process& g,
+                                 const std::vector<devices::gpu_process>& seen,
+                                 const std::vector<trace::trace>& traces,
+                                 const std::vector<trace::fork_marker>& forks) {
+  bool marked = std::any_of(forks.begin(), forks.end(), [&](auto& f) {
+    return f.pid == static_cast<std::uint32_t>(g.ns_pid) && f.parent_cuda;
+  });
+  if (!marked || g.cuda_at == 0)
+    return false;
+  return std::any_of(seen.begin(), seen.end(), [&](auto& parent) {
+    return parent.pid == g.ppid && parent.cuda_at == g.cuda_at &&
+           traced_with_cuda(traces, parent.ns_pid);
+  });
 }
 
 } // namespace
@@ -93,15 +112,9 @@ untraced_gpu_process(const std::vector<devices::gpu_process>& seen,
     // run started (a compiler), not a GPU in use.
     if (!g.maps_cuda)
       continue;
-    auto pid = static_cast<std::uint32_t>(g.ns_pid);
-    if (std::any_of(traces.begin(), traces.end(),
-                    [&](auto& t) { return t.pid == pid && t.cuda_active; }))
+    if (traced_with_cuda(traces, g.ns_pid))
       continue;
-    auto copy = std::find_if(forks.begin(), forks.end(), [&](auto& f) {
-      return f.pid == pid && f.parent_cuda && g.maps_injection &&
-             trimmed(f.command) == trimmed(g.command);
-    });
-    if (copy != forks.end())
+    if (fork_copy_of_a_cuda_process(g, seen, traces, forks))
       continue;
     auto command =
         g.command.size() > 160 ? g.command.substr(0, 160) + "..." : g.command;

@@ -4,11 +4,14 @@
 #include "core/open_files.hpp"
 #include "core/process_runner.hpp"
 
+#include <csignal>
+#include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <set>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace kport::core {
@@ -37,6 +40,49 @@ TEST(open_files, a_process_holding_the_file_is_found_with_its_pids) {
   EXPECT_FALSE(holder_of(::getpid(), {""}));
   held.close();
   EXPECT_FALSE(holder_of(::getpid(), {p.string()}));
+  fs::remove(p);
+}
+
+TEST(open_files, a_fork_copy_maps_what_its_parent_maps_where_it_does) {
+  auto p = temp_file("fork");
+  int fd = ::open(p.c_str(), O_RDONLY); // inherited by both children
+  ASSERT_GE(fd, 0);
+  auto self = holder_of(::getpid(), {p.string()}, {"libc.so"});
+  ASSERT_TRUE(self);
+  ASSERT_EQ(self->mapped, std::vector<std::string>{"libc.so"});
+  EXPECT_GT(self->mapped_at[0], 0u);
+  EXPECT_EQ(self->ppid, ::getppid());
+  pid_t copy = ::fork();
+  if (copy == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  // An exec'd program with the descriptor: libc mapped afresh.
+  pid_t other = ::fork();
+  if (other == 0) {
+    ::execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::optional<file_holder> c, o;
+  for (int i = 0; i < 500 && !(o && o->command == "sleep 30"); ++i) {
+    ::usleep(10000);
+    c = holder_of(copy, {p.string()}, {"libc.so"});
+    o = holder_of(other, {p.string()}, {"libc.so"});
+  }
+  ::kill(copy, SIGKILL);
+  ::kill(other, SIGKILL);
+  ::waitpid(copy, nullptr, 0);
+  ::waitpid(other, nullptr, 0);
+  ::close(fd);
+  ASSERT_TRUE(c && o);
+  EXPECT_EQ(c->ppid, ::getpid());
+  EXPECT_EQ(c->mapped_at, self->mapped_at);
+  ASSERT_EQ(o->command, "sleep 30");
+  ASSERT_EQ(o->mapped.size(), 1u);
+  std::ifstream aslr("/proc/sys/kernel/randomize_va_space");
+  int level = 0;
+  if (aslr >> level && level > 0)
+    EXPECT_NE(o->mapped_at, self->mapped_at);
   fs::remove(p);
 }
 

@@ -33,8 +33,7 @@ TEST(measured_run, a_gpu_run_watches_who_opens_the_gpu_and_a_host_run_not) {
   auto gpu = prepare_run(sh_run("true", dir), {"cuda:0", "cuda", "GPU-1"}, opts,
                          "", 1, nullptr);
   EXPECT_EQ(gpu.spec.watch_files, std::vector<std::string>{"/dev/nvidia-uvm"});
-  EXPECT_EQ(gpu.spec.watch_maps,
-            (std::vector<std::string>{"libcuda.so", "libkport_inject.so"}));
+  EXPECT_EQ(gpu.spec.watch_maps, std::vector<std::string>{"libcuda.so"});
   auto host = prepare_run(sh_run("true", dir), {"host:0", "host", ""}, opts, "",
                           1, nullptr);
   EXPECT_TRUE(host.spec.watch_files.empty());
@@ -58,7 +57,7 @@ TEST(measured_run, what_the_runner_saw_and_the_fork_markers_reach_the_result) {
   auto p = prepare_run(sh_run(script, dir), {"cuda:0", "cuda", "GPU-none"},
                        opts, "", 1, nullptr);
   p.spec.watch_files = {held.string()};
-  p.spec.watch_maps = {"libcuda.so", "libc.so"};
+  p.spec.watch_maps = {"libcuda.so"};
   auto report = run_prepared(p, nullptr);
   ASSERT_TRUE(report.result) << report.error;
   auto& r = *report.result;
@@ -68,8 +67,9 @@ TEST(measured_run, what_the_runner_saw_and_the_fork_markers_reach_the_result) {
   auto& command = r.gpu_processes[0].command;
   EXPECT_TRUE(command.rfind("/bin/sh -c", 0) == 0 || command == "sleep 2")
       << command;
-  EXPECT_FALSE(r.gpu_processes[0].maps_cuda);     // no libcuda in sh
-  EXPECT_TRUE(r.gpu_processes[0].maps_injection); // libc stands in for it
+  EXPECT_FALSE(r.gpu_processes[0].maps_cuda); // no libcuda in sh
+  EXPECT_EQ(r.gpu_processes[0].cuda_at, 0u);
+  EXPECT_GT(r.gpu_processes[0].ppid, 0);
   ASSERT_EQ(r.forks.size(), 1u);
   EXPECT_EQ(r.forks[0].pid, 4242u);
   EXPECT_EQ(r.forks[0].ppid, 1u);

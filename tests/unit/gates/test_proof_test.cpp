@@ -518,7 +518,7 @@ TEST_F(correctness_gate_proof,
 TEST_F(correctness_gate_proof, a_gpu_process_without_a_trace_blocks_the_gate) {
   // A worker that ran the suite's work with the injection variables taken
   // out of its environment: its kernels are in no trace.
-  cand_gpu_ = {{7001, 4242, "python3 worker.py", true, false}};
+  cand_gpu_ = {{7001, 4242, 7000, "python3 worker.py", true, 0x7a00}};
   auto out = run({{"t.py::test_a", {"port_k"}}}, "1 passed in 0.10s");
   EXPECT_EQ(out.verdict, msg::Verdict::BLOCKED) << out.reason;
   EXPECT_NE(out.reason.find("process 4242 of the test run (`python3 "

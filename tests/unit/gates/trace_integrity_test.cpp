@@ -211,11 +211,12 @@ TEST(trace_integrity,
 
 TEST(trace_integrity, a_gpu_process_without_a_cuda_trace_is_missing_evidence) {
   auto bench_trace = bench(launches("port_kernel")); // pid 100
-  devices::gpu_process main{5100, 100, "python3 bench.py", true, true};
+  devices::gpu_process main{5100, 100, 5000, "python3 bench.py", true, 0x7f00};
   EXPECT_FALSE(untraced_gpu_process({main}, {bench_trace}, {}, "the bench"));
-  // A helper process that dropped the injection variables: libcuda mapped,
-  // the GPU open, no trace.
-  devices::gpu_process worker{5107, 107, "python3 -c serve()", true, false};
+  // A helper process that dropped the injection variables: libcuda mapped
+  // (at an address of its own), the GPU open, no trace.
+  devices::gpu_process worker{5107, 107,   5100, "python3 -c serve()",
+                              true, 0x7a00};
   auto why =
       untraced_gpu_process({main, worker}, {bench_trace}, {}, "the bench");
   ASSERT_TRUE(why);
@@ -225,35 +226,42 @@ TEST(trace_integrity, a_gpu_process_without_a_cuda_trace_is_missing_evidence) {
   auto nvtx_only = bench_trace;
   nvtx_only.pid = 107;
   nvtx_only.cuda_active = false;
-  EXPECT_TRUE(untraced_gpu_process({worker}, {bench_trace, nvtx_only}, {},
+  EXPECT_TRUE(untraced_gpu_process({main, worker}, {bench_trace, nvtx_only}, {},
                                    "the bench"));
   // A tool that inherited the device file but never loaded the driver.
-  devices::gpu_process ptxas{5108, 108, "ptxas -arch=sm_90", false, false};
-  EXPECT_FALSE(untraced_gpu_process({ptxas}, {bench_trace}, {}, "the bench"));
+  devices::gpu_process ptxas{5108, 108, 5100, "ptxas -arch=sm_90", false, 0};
+  EXPECT_FALSE(
+      untraced_gpu_process({main, ptxas}, {bench_trace}, {}, "the bench"));
 }
 
 TEST(trace_integrity, a_fork_copy_of_a_cuda_process_is_no_missing_evidence) {
-  auto bench_trace = bench(launches("port_kernel"));
-  // multiprocessing's fork worker: the parent's files and mappings, _exit.
-  devices::gpu_process copy{5109, 109, "python3 bench.py", true, true};
+  auto bench_trace = bench(launches("port_kernel")); // pid 100
+  devices::gpu_process main{5100, 100, 5000, "python3 bench.py", true, 0x7f00};
+  // multiprocessing's fork worker after CUDA: the parent's files and
+  // address space, ends with _exit.
+  devices::gpu_process copy{5109, 109, 5100, "python3 bench.py", true, 0x7f00};
   trace::fork_marker marker{109, 100, true, "python3 bench.py"};
   EXPECT_FALSE(
-      untraced_gpu_process({copy}, {bench_trace}, {marker}, "the bench"));
-  // Forked from a process without CUDA: the child may have started its own.
+      untraced_gpu_process({main, copy}, {bench_trace}, {marker}, "the bench"));
+  // Without its marker, or forked before its parent had CUDA (the child may
+  // have started its own): not excused.
+  EXPECT_TRUE(
+      untraced_gpu_process({main, copy}, {bench_trace}, {}, "the bench"));
   auto before_cuda = marker;
   before_cuda.parent_cuda = false;
-  EXPECT_TRUE(
-      untraced_gpu_process({copy}, {bench_trace}, {before_cuda}, "the bench"));
-  // Forked, then exec'd another program (the library's mapping is gone, or
-  // the command line differs): a process of its own.
+  EXPECT_TRUE(untraced_gpu_process({main, copy}, {bench_trace}, {before_cuda},
+                                   "the bench"));
+  // Forked, then exec'd a program (libcuda mapped afresh elsewhere): a
+  // process of its own, whatever marker the candidate wrote for it.
   auto execed = copy;
-  execed.maps_injection = false;
-  EXPECT_TRUE(
-      untraced_gpu_process({execed}, {bench_trace}, {marker}, "the bench"));
-  auto other = copy;
-  other.command = "python3 worker.py";
-  EXPECT_TRUE(
-      untraced_gpu_process({other}, {bench_trace}, {marker}, "the bench"));
+  execed.cuda_at = 0x7b00;
+  EXPECT_TRUE(untraced_gpu_process({main, execed}, {bench_trace}, {marker},
+                                   "the bench"));
+  // A parent that is not a traced CUDA process of the run.
+  auto orphan = copy;
+  orphan.ppid = 4000;
+  EXPECT_TRUE(untraced_gpu_process({main, orphan}, {bench_trace}, {marker},
+                                   "the bench"));
 }
 
 TEST(trace_integrity, an_unguarded_process_is_a_note_once_per_reason) {
