@@ -7,8 +7,8 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <map>
 #include <poll.h>
-#include <set>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -370,14 +370,21 @@ result<process_outcome> run_process(const process_spec& spec,
   auto next_watch = clock::now();
   bool watching = lim.watched_bytes > 0 || cgroup.active();
   out.holders_watched = !spec.watch_files.empty() && cgroup.active();
-  std::set<int> looked_at_holders;
+  // Every member, every time: a process seen as one thing may exec another
+  // (same pid, its own mappings and command line), which is listed anew.
+  std::map<int, std::size_t> last_seen;
   auto look_for_holders = [&] {
     for (int member : cgroup.members())
-      if (!looked_at_holders.count(member))
-        if (auto h = holder_of(member, spec.watch_files, spec.watch_maps)) {
-          looked_at_holders.insert(member);
-          out.holders.push_back(std::move(*h));
+      if (auto h = holder_of(member, spec.watch_files, spec.watch_maps)) {
+        auto last = last_seen.find(member);
+        if (last != last_seen.end()) {
+          auto& was = out.holders[last->second];
+          if (was.mapped_at == h->mapped_at && was.command == h->command)
+            continue;
         }
+        last_seen[member] = out.holders.size();
+        out.holders.push_back(std::move(*h));
+      }
   };
   char buf[16384];
   while (out_fd >= 0 || !exited) {

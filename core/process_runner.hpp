@@ -62,7 +62,8 @@ struct process_outcome {
   std::size_t log_dropped = 0;
   /// The last bytes of output (up to 64 KiB): where test summaries are.
   std::string tail;
-  /// The processes seen holding a file of `spec.watch_files`, once each.
+  /// The processes seen holding a file of `spec.watch_files`: once each,
+  /// and again when one exec'd since (other mappings or command line).
   std::vector<file_holder> holders;
   /// Whether the holders were looked for (a cgroup to list the run's
   /// processes was there).

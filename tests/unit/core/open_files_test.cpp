@@ -130,6 +130,33 @@ TEST(open_files, the_runner_lists_every_process_of_the_run_holding_a_file) {
   fs::remove(p);
 }
 
+TEST(open_files, a_process_that_execs_another_program_is_listed_again) {
+  if (!probe_sandbox().cgroup_pids)
+    GTEST_SKIP() << "no writable pids cgroup here";
+  auto p = temp_file("exec");
+  process_spec s;
+  // First seen as the shell, then as the program it became (same pid):
+  // what a fork copy that later execs a worker looks like.
+  s.argv = {"/bin/sh", "-c",
+            fmt::format("exec 3<'{}'; sleep 1; exec sleep 2", p.string())};
+  s.timeout = std::chrono::seconds(20);
+  s.box.limits.processes = 64;
+  s.watch_files = {p.string()};
+  s.watch_maps = {"libc.so"};
+  auto out = run_process(s);
+  ASSERT_TRUE(out) << out.err().message;
+  int shell = 0, became = 0;
+  for (auto& h : out->holders) {
+    if (h.command.rfind("/bin/sh -c", 0) == 0)
+      shell = h.pid;
+    if (h.command == "sleep 2")
+      became = h.pid;
+  }
+  EXPECT_NE(shell, 0);
+  EXPECT_EQ(became, shell);
+  fs::remove(p);
+}
+
 TEST(open_files, in_the_sandbox_the_holder_has_its_namespace_pid) {
   if (!probe_sandbox().cgroup_pids || !probe_sandbox().bwrap)
     GTEST_SKIP() << "no bwrap or no writable pids cgroup here";
