@@ -143,7 +143,9 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size,
   *size = buffer_bytes;
 }
 
-void take_kernel(const CUpti_ActivityKernel10& k) {
+// The fields kernel and CDP kernel records share, by name.
+template<class Record>
+kernel_record kernel_of(const Record& k) {
   kernel_record r;
   r.name = k.name;
   r.start_ns = k.start;
@@ -161,6 +163,11 @@ void take_kernel(const CUpti_ActivityKernel10& k) {
   r.registers = k.registersPerThread;
   r.static_shared = static_cast<std::uint32_t>(k.staticSharedMemory);
   r.dynamic_shared = static_cast<std::uint32_t>(k.dynamicSharedMemory);
+  return r;
+}
+
+void take_kernel(const CUpti_ActivityKernel10& k) {
+  auto r = kernel_of(k);
   r.graph_id = k.graphId;
   add_kernel(r);
 }
@@ -170,24 +177,7 @@ void take_kernel(const CUpti_ActivityKernel10& k) {
 // that its time is never invisible: by its correlation id it lands in its
 // parent's window, or, without a host launch of its own, outside every one.
 void take_cdp_kernel(const CUpti_ActivityCdpKernel& k) {
-  kernel_record r;
-  r.name = k.name;
-  r.start_ns = k.start;
-  r.end_ns = k.end;
-  r.device = k.deviceId;
-  r.context = k.contextId;
-  r.stream = k.streamId;
-  r.correlation = k.correlationId;
-  r.grid = {static_cast<std::uint32_t>(k.gridX),
-            static_cast<std::uint32_t>(k.gridY),
-            static_cast<std::uint32_t>(k.gridZ)};
-  r.block = {static_cast<std::uint32_t>(k.blockX),
-             static_cast<std::uint32_t>(k.blockY),
-             static_cast<std::uint32_t>(k.blockZ)};
-  r.registers = k.registersPerThread;
-  r.static_shared = static_cast<std::uint32_t>(k.staticSharedMemory);
-  r.dynamic_shared = static_cast<std::uint32_t>(k.dynamicSharedMemory);
-  add_kernel(r);
+  add_kernel(kernel_of(k));
 }
 
 void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id,
