@@ -46,14 +46,15 @@ void find_mapped(int pid, const std::vector<std::string>& names,
   if (names.empty())
     return;
   std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  auto found = [&](const std::string& n) {
+    return std::any_of(h.mapped.begin(), h.mapped.end(),
+                       [&](auto& m) { return m.name == n; });
+  };
   for (std::string line;
        std::getline(maps, line) && h.mapped.size() < names.size();)
     for (auto& n : names)
-      if (!n.empty() && line.find(n) != std::string::npos &&
-          std::find(h.mapped.begin(), h.mapped.end(), n) == h.mapped.end()) {
-        h.mapped.push_back(n);
-        h.mapped_at.push_back(std::strtoull(line.c_str(), nullptr, 16));
-      }
+      if (!n.empty() && line.find(n) != std::string::npos && !found(n))
+        h.mapped.push_back({n, std::strtoull(line.c_str(), nullptr, 16)});
 }
 
 } // namespace

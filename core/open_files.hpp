@@ -11,6 +11,13 @@
 
 namespace kport::core {
 
+/// A mapping of a process whose path contains a name asked for.
+struct mapping {
+  std::string name;     ///< the name asked for ("libcuda.so")
+  std::uint64_t at = 0; ///< where its first mapping starts
+  bool operator==(const mapping&) const = default;
+};
+
 /// A process seen holding a watched file open.
 struct file_holder {
   int pid = 0;    ///< as kport sees it
@@ -18,11 +25,9 @@ struct file_holder {
   std::string file;
   std::string command; ///< its command line, arguments joined by spaces
   /// Those of the names asked for that a mapping of the process contains
-  /// (e.g. "libcuda.so": it loaded the driver), and where the first such
-  /// mapping starts: a child of fork() has its parent's addresses, a
-  /// process that exec'd has addresses of its own.
-  std::vector<std::string> mapped;
-  std::vector<std::uint64_t> mapped_at;
+  /// (e.g. "libcuda.so": it loaded the driver), with where: a child of
+  /// fork() has its parent's addresses, a process that exec'd its own.
+  std::vector<mapping> mapped;
   int ppid = 0; ///< its parent, as kport sees it
 };
 

@@ -379,7 +379,7 @@ result<process_outcome> run_process(const process_spec& spec,
         auto last = last_seen.find(member);
         if (last != last_seen.end()) {
           auto& was = out.holders[last->second];
-          if (was.mapped_at == h->mapped_at && was.command == h->command)
+          if (was.mapped == h->mapped && was.command == h->command)
             continue;
         }
         last_seen[member] = out.holders.size();

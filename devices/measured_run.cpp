@@ -118,13 +118,12 @@ run_report run_prepared(const prepared_run& run,
     for (auto& k : t.kernels)
       result->kernel_ns += k.end_ns - k.start_ns;
   result->forks = trace::read_fork_markers(run.trace_dir);
-  result->gpu_watched = result->outcome.holders_watched;
   for (auto& h : result->outcome.holders) {
     gpu_process g{h.pid, h.ns_pid, h.ppid, h.command};
-    for (std::size_t i = 0; i < h.mapped.size(); ++i)
-      if (h.mapped[i] == "libcuda.so") {
+    for (auto& m : h.mapped)
+      if (m.name == "libcuda.so") {
         g.maps_cuda = true;
-        g.cuda_at = h.mapped_at[i];
+        g.cuda_at = m.at;
       }
     result->gpu_processes.push_back(std::move(g));
   }

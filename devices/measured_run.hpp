@@ -60,10 +60,9 @@ struct run_result {
   /// its lease phases on a time line (trace.json).
   std::int64_t ended_unix_ns = 0;
   /// cuda: the processes of the run seen with a GPU open (/dev/nvidia-uvm),
-  /// looked at from outside them; `gpu_watched` when they could be (the
-  /// run had a cgroup to list its processes).
+  /// looked at from outside them (when they could be:
+  /// outcome.holders_watched).
   std::vector<gpu_process> gpu_processes;
-  bool gpu_watched = false;
   /// Children of fork() in the run's traced processes (trace::fork_marker).
   std::vector<trace::fork_marker> forks;
 };

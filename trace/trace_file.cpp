@@ -201,9 +201,7 @@ std::vector<fork_marker> read_fork_markers(const std::string& dir) {
     if (!(in >> m.ppid >> cuda) || m.pid == 0)
       continue;
     m.parent_cuda = cuda == "cuda";
-    in.ignore(1);
-    std::getline(in, m.command);
-    out.push_back(std::move(m));
+    out.push_back(m);
   }
   std::sort(out.begin(), out.end(),
             [](auto& a, auto& b) { return a.pid < b.pid; });

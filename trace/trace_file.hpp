@@ -132,7 +132,6 @@ result<std::vector<trace>> read_trace_dir(const std::string& dir);
 struct fork_marker {
   std::uint32_t pid = 0, ppid = 0;
   bool parent_cuda = false; ///< the parent had CUDA: the child cannot use it
-  std::string command;      ///< the command line at the fork (the parent's)
 };
 
 /// Every fork marker of a trace folder (unreadable ones are skipped).

@@ -157,9 +157,7 @@ bool profiler_machinery(std::string_view caller) {
   // libtorch_x.so is still the port's.
   if (starts_with(file, "libcupti.so"))
     return true;
-  bool torch_lib =
-      dir.size() >= 10 && dir.substr(dir.size() - 10) == "/torch/lib";
-  return torch_lib &&
+  return dir.ends_with("/torch/lib") &&
          (starts_with(file, "libtorch") || starts_with(file, "libkineto"));
 }
 

@@ -107,9 +107,7 @@ struct state {
   std::atomic<int> open_captures{0};
 
   std::mutex tamper_mu;
-  std::vector<std::pair<const char*, std::int64_t>> tamper_calls;
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> tamper_when;
-  std::vector<const void*> tamper_callers;
+  std::vector<tamper_record> tampers;
 
   std::atomic<bool> nvtx_active{false}, cuda_active{false}, cupti_active{false};
   std::atomic<void (*)(bool)> flush_hook{nullptr};
@@ -479,13 +477,11 @@ void note_tamper(const char* function, std::int64_t arg, const void* caller) {
   auto when = now_ns();
   std::lock_guard<std::mutex> lock{s.tamper_mu};
   // Bounded: a process calling it in a loop must not exhaust memory.
-  if (s.tamper_calls.size() >= 4096) {
+  if (s.tampers.size() >= 4096) {
     s.over_cap.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  s.tamper_calls.emplace_back(function, arg);
-  s.tamper_when.emplace_back(thread_id(), when);
-  s.tamper_callers.push_back(caller);
+  s.tampers.push_back({function, arg, thread_id(), when, caller});
 }
 
 void set_guard_error(const std::string& reason) {
@@ -592,18 +588,14 @@ void write_trace(write_trigger trigger, int signal_number) {
   }
   // The guard's records: a plain mutex, held only for a push_back, so in
   // signal context it is tried once rather than waited for.
-  std::vector<std::pair<const char*, std::int64_t>> tamper_calls;
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> tamper_when;
-  std::vector<const void*> tamper_callers;
+  std::vector<tamper_record> tampers;
   bool tampers_taken = true;
   if (in_signal)
     tampers_taken = s.tamper_mu.try_lock();
   else
     s.tamper_mu.lock();
   if (tampers_taken) {
-    tamper_calls = s.tamper_calls;
-    tamper_when = s.tamper_when;
-    tamper_callers = s.tamper_callers;
+    tampers = s.tampers;
     s.tamper_mu.unlock();
   } else {
     s.signal_skipped.fetch_add(1, std::memory_order_relaxed);
@@ -671,16 +663,15 @@ void write_trace(write_trigger trigger, int signal_number) {
         fbb, l.correlation, api_name(l.api), l.driver, l.thread, l.range,
         l.time_ns, l.outer, l.ok, l.captured));
   std::vector<flatbuffers::Offset<msg::TraceTamper>> tamper_offsets;
-  for (std::size_t i = 0; i < tamper_calls.size(); ++i) {
+  for (const auto& x : tampers) {
     // dladdr takes the loader's lock: not in signal context.
     Dl_info info{};
     const char* caller = "";
-    if (!in_signal && tamper_callers[i] &&
-        ::dladdr(tamper_callers[i], &info) != 0 && info.dli_fname)
+    if (!in_signal && x.caller && ::dladdr(x.caller, &info) != 0 &&
+        info.dli_fname)
       caller = info.dli_fname;
     tamper_offsets.push_back(msg::CreateTraceTamper(
-        fbb, fbb.CreateSharedString(tamper_calls[i].first),
-        tamper_calls[i].second, tamper_when[i].first, tamper_when[i].second,
+        fbb, fbb.CreateSharedString(x.function), x.arg, x.thread, x.time_ns,
         fbb.CreateSharedString(caller)));
   }
 
@@ -752,9 +743,7 @@ void reset_after_fork() {
   s.launches.clear();
   s.launch_index.clear();
   new (&s.tamper_mu) std::mutex;
-  s.tamper_calls.clear();
-  s.tamper_when.clear();
-  s.tamper_callers.clear();
+  s.tampers.clear();
   tls_runtime_calls.clear();
   s.exit_written = false;
   // Said at once, not at exit: a child of fork() that ends with _exit
@@ -768,8 +757,7 @@ void reset_after_fork() {
         ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
       auto line = std::to_string(::getppid()) + " " +
-                  (s.cuda_active.load() ? "cuda" : "no-cuda") + "\n" +
-                  read_cmdline() + "\n";
+                  (s.cuda_active.load() ? "cuda" : "no-cuda") + "\n";
       (void)!::write(fd, line.data(), line.size());
       ::close(fd);
     }

@@ -59,6 +59,15 @@ struct module_record {
   std::uint32_t module_id = 0, device = 0, context = 0;
 };
 
+/// A call to a CUPTI off switch, as the guard noted it.
+struct tamper_record {
+  const char* function = nullptr; ///< a string literal of the guard's
+  std::int64_t arg = 0;
+  std::uint32_t thread = 0;
+  std::uint64_t time_ns = 0;
+  const void* caller = nullptr; ///< the call's return address
+};
+
 /// Why a file is being written.
 enum class write_trigger { exit, signal, destructor };
 

@@ -240,7 +240,7 @@ TEST(trace_integrity, a_fork_copy_of_a_cuda_process_is_no_missing_evidence) {
   // multiprocessing's fork worker after CUDA: the parent's files and
   // address space, ends with _exit.
   devices::gpu_process copy{5109, 109, 5100, "python3 bench.py", true, 0x7f00};
-  trace::fork_marker marker{109, 100, true, "python3 bench.py"};
+  trace::fork_marker marker{109, 100, true};
   EXPECT_FALSE(
       untraced_gpu_process({main, copy}, {bench_trace}, {marker}, "the bench"));
   // Without its marker, or forked before its parent had CUDA (the child may
