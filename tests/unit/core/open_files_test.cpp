@@ -112,12 +112,15 @@ TEST(open_files, the_runner_lists_every_process_of_the_run_holding_a_file) {
   EXPECT_TRUE(out->holders_watched);
   // The subshell, and the sleep that inherited its descriptor.
   ASSERT_FALSE(out->holders.empty());
-  std::set<int> pids;
+  // A process is listed again when its command line changes (the subshell
+  // may exec the sleep itself), never twice as the same program.
+  std::set<std::pair<int, std::string>> seen;
   for (auto& h : out->holders) {
     EXPECT_EQ(h.file, p.string());
     EXPECT_TRUE(h.command.rfind("/bin/sh -c", 0) == 0 || h.command == "sleep 2")
         << h.command;
-    EXPECT_TRUE(pids.insert(h.pid).second) << "listed twice: " << h.pid;
+    EXPECT_TRUE(seen.insert({h.pid, h.command}).second)
+        << "listed twice: " << h.pid << " " << h.command;
   }
   // The shell that started them holds nothing: not listed.
   EXPECT_LE(out->holders.size(), 2u);
