@@ -10,6 +10,7 @@
 #include "gates/integrity/harness_rules.hpp"
 #include "gates/integrity/kernel_rules.hpp"
 #include "gates/integrity/output_rules.hpp"
+#include "gates/integrity/overlap_rules.hpp"
 #include "gates/integrity/rule_table.hpp"
 #include "gates/integrity/test_rules.hpp"
 #include "gates/integrity/trace_rules.hpp"

@@ -19,6 +19,7 @@ check_candidate_bench(const candidate_bench_evidence& e, const port_spec& spec,
     } else {
       add(check_outside_window(e.traces, spec.target.kernels, where));
     }
+    add(check_window_overlap(e.traces, e.reference_traces, where));
     add(check_foreign_work(e.traces, spec, where));
     add(check_kernel_sets(e.rounds, "candidate",
                           spec.target.data_dependent_launches));

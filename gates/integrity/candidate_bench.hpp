@@ -6,6 +6,7 @@
 #include "gates/integrity/harness_rules.hpp"
 #include "gates/integrity/kernel_rules.hpp"
 #include "gates/integrity/output_rules.hpp"
+#include "gates/integrity/overlap_rules.hpp"
 #include "gates/integrity/trace_rules.hpp"
 
 namespace kport::gates {
@@ -22,7 +23,7 @@ struct candidate_bench_evidence {
   /// to compare with; null where there are none (then only the candidate's
   /// own kernels outside the windows are work outside them).
   const std::vector<trace::trace>* reference_traces = nullptr;
-  std::uint64_t round_seed = 0;  ///< KPORT_SEED of the round (0: none)
+  std::uint64_t round_seed = 0; ///< KPORT_SEED of the round (0: none)
 };
 
 /// Every performance rule on one candidate bench run, ordered (the first

@@ -51,9 +51,11 @@ constexpr std::array<rule_def, rule_count> rules{{
      "no kernel matching the candidate patterns ran in a test or bench run, "
      "or a passed test launched none in its range"},
     {msg::IntegrityRule::work_outside_window, false, false, true,
-     "bench traces: each kernel's launch range and its ancestors",
+     "bench traces: each kernel's launch range and its ancestors; every "
+     "activity's execution against the timed windows of every process",
      "a candidate kernel launched outside every kport: and kport.warmup: "
-     "range (from another thread, or before or after the timed call)"},
+     "range (from another thread, or before or after the timed call), or "
+     "device work that ran into a timed window it is not counted in"},
     {msg::IntegrityRule::foreign_work, false, false, true,
      "bench traces: the kernels inside the timed windows, candidate "
      "patterns and target.allowed_kernels",

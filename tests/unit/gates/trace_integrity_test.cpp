@@ -546,6 +546,104 @@ TEST(trace_integrity, copies_are_time_in_the_window_not_foreign_kernels) {
   EXPECT_TRUE(check_foreign_work({copies}, spec(), where).empty());
 }
 
+// ---- work that runs into a window it was not launched in -----------------
+
+/// A bench of 5 us calls, `iterations` windows of config a, after a warm-up;
+/// returns the trace and leaves the builder's clock after the last window.
+trace::trace windows_of(builder& b, int iterations = 3) {
+  b.push("kport.warmup:a");
+  b.kernel("port_kernel", 5'000);
+  b.pop();
+  for (int i = 0; i < iterations; ++i) {
+    b.kernel("fill_kernel", 80, 4096);
+    b.push("kport:a");
+    b.kernel("port_kernel", 5'000);
+    b.pop();
+  }
+  return b.t;
+}
+
+TEST(trace_integrity, a_kernel_left_running_from_the_warm_up_is_uncounted) {
+  // The warm-up starts a kernel in a CUDA context of its own (the helper's
+  // synchronize waits for its own context only) that does the timed calls'
+  // work while each call launches a token.
+  builder b;
+  b.push("kport.warmup:a");
+  b.kernel("persistent_kernel", 10);
+  auto spin = b.t.kernels.size() - 1;
+  b.t.kernels[spin].context = 2;
+  b.pop();
+  for (int i = 0; i < 3; ++i) {
+    b.push("kport:a");
+    b.kernel("port_kernel", 5'000);
+    b.pop();
+  }
+  b.t.kernels[spin].end_ns = b.clock;
+  auto f = check_window_overlap({b.t}, nullptr, where);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::work_outside_window);
+  EXPECT_EQ(f[0].config, "a");
+  EXPECT_TRUE(contains(f[0].detail, "persistent_kernel")) << f[0].detail;
+  EXPECT_TRUE(contains(f[0].detail, "warm-up of config a")) << f[0].detail;
+  EXPECT_TRUE(contains(f[0].detail, "CUDA context 2")) << f[0].detail;
+  // As the gate runs its rules: the same finding, first.
+  std::vector<run_samples> rounds{
+      samples_from_traces({b.t}, time_source::kernel_sum)};
+  bench_checks none;
+  candidate_bench_evidence e{{b.t}, rounds, none, none, true};
+  auto all = check_candidate_bench(e, spec(), where);
+  ASSERT_FALSE(all.empty());
+  EXPECT_TRUE(contains(all[0].detail, "persistent_kernel")) << all[0].detail;
+}
+
+TEST(trace_integrity, another_process_working_during_the_windows_is_seen) {
+  builder b;
+  auto bench_start = b.clock;
+  auto timed = windows_of(b);
+  // A helper process the candidate started, traced (it kept the injection
+  // variables) but opening no range of its own.
+  builder helper;
+  helper.t.pid = 200;
+  helper.t.command = "python worker.py";
+  helper.clock = bench_start;
+  helper.kernel("matmul_kernel", b.clock - bench_start);
+  auto f = check_window_overlap({timed, helper.t}, nullptr, where);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_TRUE(contains(f[0].detail, "matmul_kernel")) << f[0].detail;
+  EXPECT_TRUE(contains(f[0].detail, "process 200 (python worker.py)"))
+      << f[0].detail;
+  // Each process alone is clean.
+  EXPECT_TRUE(check_window_overlap({timed}, nullptr, where).empty());
+  EXPECT_TRUE(check_window_overlap({helper.t}, nullptr, where).empty());
+}
+
+TEST(trace_integrity, clock_jitter_at_a_windows_edge_is_no_overlap) {
+  auto with_flush_into_window = [](std::uint64_t into) {
+    builder b;
+    auto t = windows_of(b, 2);
+    // The flush before the second window ends `into` ns after it opened.
+    auto& second = t.ranges[2];
+    for (auto& k : t.kernels)
+      if (k.name == "fill_kernel" && k.end_ns < second.start_ns &&
+          k.end_ns > t.ranges[1].end_ns)
+        k.end_ns = second.start_ns + into;
+    return t;
+  };
+  auto edge = with_flush_into_window(window_overlap_tolerance_ns - 500);
+  EXPECT_TRUE(check_window_overlap({edge}, nullptr, where).empty());
+  auto into = with_flush_into_window(window_overlap_tolerance_ns + 500);
+  auto f = check_window_overlap({into}, nullptr, where);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_TRUE(contains(f[0].detail, "fill_kernel")) << f[0].detail;
+  EXPECT_TRUE(contains(f[0].detail, "outside every bench range") ||
+              contains(f[0].detail, "no range open"))
+      << f[0].detail;
+  // A user's bench that does not synchronize before its windows: the same
+  // overlap on the reference's side is the bench's, not the candidate's.
+  std::vector<trace::trace> ref{into};
+  EXPECT_TRUE(check_window_overlap({into}, &ref, where).empty());
+}
+
 // ---- all together, as the gate calls them --------------------------------
 
 TEST(trace_integrity, the_candidate_bench_rules_see_the_reference_side) {
