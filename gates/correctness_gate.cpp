@@ -108,6 +108,9 @@ gate_outcome run_correctness_gate(const gate_context& ctx) {
                                         result->forks, "the test run"))
       return finish_gate(ctx, report, msg::Verdict::BLOCKED,
                          msg::FailureClass::env, *why);
+    if (auto why = unrecorded_device_launches(result->traces, "the test run"))
+      return finish_gate(ctx, report, msg::Verdict::BLOCKED,
+                         msg::FailureClass::env, *why);
     if (auto tampered = check_trace_tampering(
             result->traces, launch_scope::test, run_label{"test"});
         !tampered.empty())

@@ -176,6 +176,11 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
         return finish_gate(ctx, report, msg::Verdict::BLOCKED,
                            msg::FailureClass::env, *why);
     if (cuda)
+      if (auto why = unrecorded_device_launches(
+              result->traces, fmt::format("the {} bench", to_string(s))))
+        return finish_gate(ctx, report, msg::Verdict::BLOCKED,
+                           msg::FailureClass::env, *why);
+    if (cuda)
       for (auto& t : result->traces) {
         if (!t.cupti_error.empty())
           return finish_gate(ctx, report, msg::Verdict::BLOCKED,

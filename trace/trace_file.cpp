@@ -122,9 +122,19 @@ result<trace> parse_trace(const void* data, std::size_t size) {
   }
   if (const auto* v = t->modules()) {
     out.modules.reserve(v->size());
-    for (const auto* m : *v)
-      out.modules.push_back({str(m->hash()), m->size(), m->module_id(),
-                             m->device(), m->context()});
+    for (const auto* m : *v) {
+      trace_module x;
+      x.hash = str(m->hash());
+      x.size = m->size();
+      x.module_id = m->module_id();
+      x.device = m->device();
+      x.context = m->context();
+      x.device_launch = m->device_launch();
+      if (const auto* e = m->entries())
+        for (const auto* name : *e)
+          x.entries.push_back(str(name));
+      out.modules.push_back(std::move(x));
+    }
   }
   out.launch_callbacks = t->launch_callbacks();
   if (const auto* v = t->launches()) {

@@ -82,6 +82,9 @@ struct trace_module {
   std::string hash;
   std::uint64_t size = 0;
   std::uint32_t module_id = 0, device = 0, context = 0;
+  /// It can launch grids from the device; `entries` are then its kernels.
+  bool device_launch = false;
+  std::vector<std::string> entries;
 };
 
 /// What the library could not keep, by cause; every loss is counted.

@@ -103,6 +103,38 @@ bool fork_copy_of_a_cuda_process(const devices::gpu_process& g,
 } // namespace
 
 std::optional<std::string>
+unrecorded_device_launches(const std::vector<trace::trace>& traces,
+                           const std::string& what) {
+  for (auto& t : traces)
+    for (auto& m : t.modules) {
+      if (!m.device_launch)
+        continue;
+      std::set<std::string_view> entries(m.entries.begin(), m.entries.end());
+      // A kernel with internal linkage is `__nv_static_<id>_<name>` in the
+      // cubin's symbols; a record may name it either way.
+      auto of_module = [&](const std::string& name) {
+        if (entries.count(name))
+          return true;
+        for (auto& e : m.entries)
+          if (e.starts_with("__nv_static_") && e.size() > name.size() &&
+              e.ends_with(name))
+            return true;
+        return false;
+      };
+      for (auto& k : t.kernels)
+        if (of_module(k.name))
+          return fmt::format(
+              "{} (pid {}) ran {} from a module that launches grids from the "
+              "device (module {}, {} kernels): CUPTI records no grid launched "
+              "that way here, so their device time and kernels cannot be "
+              "judged; a port must launch its work from the host",
+              what, t.pid, k.demangled.empty() ? k.name : k.demangled,
+              m.hash.substr(0, 12), m.entries.size());
+    }
+  return std::nullopt;
+}
+
+std::optional<std::string>
 untraced_gpu_process(const std::vector<devices::gpu_process>& seen,
                      const std::vector<trace::trace>& traces,
                      const std::vector<trace::fork_marker>& forks,

@@ -37,6 +37,17 @@ untraced_gpu_process(const std::vector<devices::gpu_process>& seen,
                      const std::vector<trace::fork_marker>& forks,
                      const std::string& what);
 
+/// Why a CUDA run's kernels cannot all be seen: a process ran a kernel of a
+/// module that launches grids from the device (the injection library reads
+/// every loaded cubin's symbols: trace/inject/cubin_scan.hpp). CUPTI gives
+/// such grids no record on CUDA 13 with an sm_90 device (no host launch
+/// either), so their time is in no window and their kernels in no rule.
+/// BLOCKED, like any missing evidence; a module that is loaded but whose
+/// kernels never ran is not one (a library's).
+std::optional<std::string>
+unrecorded_device_launches(const std::vector<trace::trace>& traces,
+                           const std::string& what);
+
 /// Notes for the gate's report: each distinct reason the injection
 /// library's guard over CUPTI's off switches was not installed in a process
 /// of `what` (they then work, and only the launch accounting stands).

@@ -126,17 +126,23 @@ TEST_F(trace_rules_gpu, cupti_activity_disable_is_caught_by_the_guard) {
 TEST_F(trace_rules_gpu, a_grid_launched_from_the_device_is_not_invisible) {
   auto t = run("cdp");
   ASSERT_TRUE(t.cupti_active) << t.cupti_error;
-  // The child has no host launch: its record (a CDP kernel record, or a
-  // kernel record) must be in the trace, so its time is the window's or
-  // work outside it, never nothing.
   ASSERT_FALSE(t.ranges.empty());
-  const trace::trace_kernel* child = nullptr;
+  // The child has no host launch, and CUPTI on CUDA 13 with an sm_90
+  // device gives it no record either (the H100, 2026-12-06): the module
+  // that launched it must be known to launch from the device, so the run
+  // is missing evidence (BLOCKED) whether or not the child shows.
+  bool flagged = false;
+  for (auto& m : t.modules)
+    for (auto& e : m.entries)
+      flagged |= m.device_launch && e.find("tail_parent") != std::string::npos;
+  EXPECT_TRUE(flagged);
+  auto why = unrecorded_device_launches({t}, "the probe");
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("tail_parent"), std::string::npos) << *why;
+  // Where CUPTI does record the child, its record is a kernel with a time.
   for (auto& k : t.kernels)
-    if (k.name.find("spin_kernel") != std::string::npos &&
-        k.start_ns > t.ranges.front().start_ns)
-      child = &k;
-  ASSERT_NE(child, nullptr);
-  EXPECT_GT(child->end_ns, child->start_ns);
+    if (k.name.find("spin_kernel") != std::string::npos)
+      EXPECT_GT(k.end_ns, k.start_ns);
 }
 
 TEST_F(trace_rules_gpu,

@@ -3,6 +3,7 @@
 // dlopen, so that the library loads in processes that never touch CUDA and
 // on machines that have no libcupti.
 
+#include "trace/inject/cubin_scan.hpp"
 #include "trace/inject/cupti_guard.hpp"
 #include "trace/inject/lease_client.hpp"
 #include "trace/inject/recorder.hpp"
@@ -172,10 +173,12 @@ void take_kernel(const CUpti_ActivityKernel10& k) {
   add_kernel(r);
 }
 
-// A grid launched from the device (dynamic parallelism): CUPTI reports it
-// apart from kernels, under CONCURRENT_KERNEL's switch. Taken as a kernel so
-// that its time is never invisible: by its correlation id it lands in its
-// parent's window, or, without a host launch of its own, outside every one.
+// A grid launched from the device (dynamic parallelism): where CUPTI reports
+// it (apart from kernels, under CONCURRENT_KERNEL's switch), it is taken as
+// a kernel: by its correlation id it lands in its parent's window, or,
+// without a host launch of its own, outside every one. CUDA 13's CUPTI on
+// an sm_90 device reports none (the H100, 2026-12-06): the module scan
+// (cubin_scan.hpp) is what makes such a run missing evidence there.
 void take_cdp_kernel(const CUpti_ActivityCdpKernel& k) {
   add_kernel(kernel_of(k));
 }
@@ -258,8 +261,11 @@ void take_module(const CUpti_ResourceData& rd) {
   module_record m;
   m.module_id = md->moduleId;
   m.size = md->cubinSize;
-  // The cubin is only valid during the callback: hash it here.
+  // The cubin is only valid during the callback: hash and read it here.
   if (md->pCubin && md->cubinSize > 0) {
+    auto facts = scan_cubin(md->pCubin, md->cubinSize);
+    m.device_launch = facts.device_launch;
+    m.entries = std::move(facts.entries);
     auto h = XXH3_128bits(md->pCubin, md->cubinSize);
     XXH128_canonical_t c;
     XXH128_canonicalFromHash(&c, h);

@@ -677,10 +677,14 @@ void write_trace(write_trigger trigger, int signal_number) {
 
   std::vector<flatbuffers::Offset<msg::TraceModule>> module_offsets;
   module_offsets.reserve(modules.size());
-  for (const auto& m : modules)
-    module_offsets.push_back(
-        msg::CreateTraceModule(fbb, fbb.CreateString(m.hash), m.size,
-                               m.module_id, m.device, m.context));
+  for (const auto& m : modules) {
+    std::vector<flatbuffers::Offset<flatbuffers::String>> entries;
+    for (const auto& e : m.entries)
+      entries.push_back(fbb.CreateString(e));
+    module_offsets.push_back(msg::CreateTraceModule(
+        fbb, fbb.CreateString(m.hash), m.size, m.module_id, m.device, m.context,
+        m.device_launch, entries.empty() ? 0 : fbb.CreateVector(entries)));
+  }
 
   auto dropped = msg::CreateTraceDropped(
       fbb, s.dropped_cupti.load(), s.dropped_buffers.load(), s.underflow.load(),

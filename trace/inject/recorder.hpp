@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kport::trace::inject {
 
@@ -57,6 +58,8 @@ struct module_record {
   std::string hash;
   std::uint64_t size = 0;
   std::uint32_t module_id = 0, device = 0, context = 0;
+  bool device_launch = false;
+  std::vector<std::string> entries; ///< only where device_launch
 };
 
 /// A call to a CUPTI off switch, as the guard noted it.

@@ -61,10 +61,15 @@ void dump(const kport::trace::trace& t) {
                 static_cast<unsigned long long>(x.time_ns), x.caller.c_str());
   if (!t.guard_error.empty())
     std::printf("guard_error %s\n", t.guard_error.c_str());
-  for (const auto& m : t.modules)
-    std::printf("module hash=%s size=%llu id=%u device=%u context=%u\n",
+  for (const auto& m : t.modules) {
+    std::printf("module hash=%s size=%llu id=%u device=%u context=%u%s",
                 m.hash.c_str(), static_cast<unsigned long long>(m.size),
-                m.module_id, m.device, m.context);
+                m.module_id, m.device, m.context,
+                m.device_launch ? " device_launch entries=" : "");
+    for (std::size_t i = 0; i < m.entries.size(); ++i)
+      std::printf("%s%s", i ? "," : "", m.entries[i].c_str());
+    std::printf("\n");
+  }
 }
 
 } // namespace

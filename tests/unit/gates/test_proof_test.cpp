@@ -487,8 +487,10 @@ protected:
       auto t = test_run(run_tests);
       t.cuda_active = t.cupti_active = true;
       rr.traces.push_back(t);
-      if (side != "reference")
+      if (side != "reference") {
         rr.gpu_processes = cand_gpu_;
+        rr.traces.back().modules = cand_modules_;
+      }
       return rr;
     };
     return run_correctness_gate(ctx);
@@ -501,6 +503,8 @@ protected:
   int reference_runs_ = 0;
   /// The processes of the candidate's run seen with the GPU open.
   std::vector<devices::gpu_process> cand_gpu_;
+  /// The modules the candidate's run loaded.
+  std::vector<trace::trace_module> cand_modules_;
 
   fs::path dir_;
   engine_config cfg_;
@@ -523,6 +527,21 @@ TEST_F(correctness_gate_proof, a_gpu_process_without_a_trace_blocks_the_gate) {
   EXPECT_EQ(out.verdict, msg::Verdict::BLOCKED) << out.reason;
   EXPECT_NE(out.reason.find("process 4242 of the test run (`python3 "
                             "worker.py`) had the GPU open"),
+            std::string::npos)
+      << out.reason;
+}
+
+TEST_F(correctness_gate_proof, a_kernel_that_launches_from_the_device_blocks) {
+  // The candidate's kernel tail-launches its work: CUPTI shows the parent
+  // only, so what ran cannot be judged.
+  trace::trace_module m;
+  m.hash = "00112233445566778899aabbccddeeff";
+  m.device_launch = true;
+  m.entries = {"port_k"};
+  cand_modules_ = {m};
+  auto out = run({{"t.py::test_a", {"port_k"}}}, "1 passed in 0.10s");
+  EXPECT_EQ(out.verdict, msg::Verdict::BLOCKED) << out.reason;
+  EXPECT_NE(out.reason.find("launches grids from the device"),
             std::string::npos)
       << out.reason;
 }

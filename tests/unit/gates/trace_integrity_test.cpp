@@ -546,6 +546,38 @@ TEST(trace_integrity, copies_are_time_in_the_window_not_foreign_kernels) {
   EXPECT_TRUE(check_foreign_work({copies}, spec(), where).empty());
 }
 
+// ---- grids launched from the device ---------------------------------------
+
+TEST(trace_integrity, a_kernel_of_a_module_that_launches_from_the_device) {
+  builder b;
+  b.push("kport:a");
+  b.kernel("_Z11tail_parentPf");
+  b.pop();
+  trace::trace_module m;
+  m.hash = "00112233445566778899aabbccddeeff";
+  m.device_launch = true;
+  m.entries = {"_Z11tail_parentPf", "_Z12child_kernelPf"};
+  b.t.modules.push_back(m);
+  auto why = unrecorded_device_launches({b.t}, "the candidate bench");
+  ASSERT_TRUE(why.has_value());
+  EXPECT_TRUE(contains(*why, "the candidate bench (pid 100) ran "
+                             "_Z11tail_parentPf"))
+      << *why;
+  EXPECT_TRUE(contains(*why, "module 001122334455")) << *why;
+  // A kernel with internal linkage: the cubin's symbol has a prefix.
+  b.t.kernels[0].name = "_ZN12_GLOBAL__N_14spinEv";
+  b.t.modules[0].entries = {
+      "__nv_static_21__a1b2_x_cu__ZN12_GLOBAL__N_14spinEv"};
+  EXPECT_TRUE(unrecorded_device_launches({b.t}, "x").has_value());
+  // Loaded, but none of its kernels ran (a library's module): nothing.
+  b.t.modules[0].entries = {"_Z9other_onePf"};
+  EXPECT_FALSE(unrecorded_device_launches({b.t}, "x").has_value());
+  // A module that launches nothing from the device: nothing.
+  b.t.modules[0].entries = {"_Z11tail_parentPf"};
+  b.t.modules[0].device_launch = false;
+  EXPECT_FALSE(unrecorded_device_launches({b.t}, "x").has_value());
+}
+
 // ---- work that runs into a window it was not launched in -----------------
 
 /// A bench of 5 us calls, `iterations` windows of config a, after a warm-up;

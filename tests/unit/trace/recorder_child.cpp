@@ -4,6 +4,8 @@
 // records and its error must all reach the trace file.
 //
 //   records        a range, a launch, a guard error and a tamper record
+//   module <cubin> a module loaded from the cubin file, read as the
+//                  library reads one the driver loads
 //   fork           CUDA marked active, then a child of fork() that ends
 //                  with _exit (as multiprocessing's workers do): prints
 //                  "child <pid>"
@@ -11,6 +13,7 @@
 //                  cupti_off cheat does: dlopen every libcupti mapped in the
 //                  process by path and call its off switches
 
+#include "trace/inject/cubin_scan.hpp"
 #include "trace/inject/cupti_guard.hpp"
 #include "trace/inject/recorder.hpp"
 
@@ -37,6 +40,22 @@ int records() {
   inject::set_guard_error("cuptiFinalize: not found in libcupti");
   inject::note_tamper("cuptiActivityDisable", 10);
   inject::pop_range(nullptr);
+  std::puts("done");
+  return 0;
+}
+
+int module(const char* path) {
+  inject::ensure_started();
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes{std::istreambuf_iterator<char>{in}, {}};
+  auto facts = inject::scan_cubin(bytes.data(), bytes.size());
+  inject::module_record m;
+  m.hash = "00112233445566778899aabbccddeeff";
+  m.size = bytes.size();
+  m.module_id = 3;
+  m.device_launch = facts.device_launch;
+  m.entries = std::move(facts.entries);
+  inject::add_module(std::move(m));
   std::puts("done");
   return 0;
 }
@@ -106,6 +125,8 @@ int main(int argc, char** argv) {
     return records();
   if (argc == 2 && std::strcmp(argv[1], "fork") == 0)
     return fork_child();
+  if (argc == 3 && std::strcmp(argv[1], "module") == 0)
+    return module(argv[2]);
   if (argc == 3 && std::strcmp(argv[1], "guard") == 0)
     return guard(argv[2]);
   std::fprintf(stderr, "usage: %s records | fork | guard <libcupti>\n",

@@ -75,6 +75,25 @@ TEST_F(recorder, launches_tampers_and_the_guard_error_reach_the_file) {
   EXPECT_EQ(t.guard_error, "cuptiFinalize: not found in libcupti");
 }
 
+TEST_F(recorder, a_module_that_launches_from_the_device_says_so_in_the_file) {
+  std::vector<std::string> lines;
+  auto t = run(
+      {"module", std::string{KPORT_CUBIN_FIXTURES} + "/device_launch.cubin"},
+      lines);
+  EXPECT_EQ(lines, std::vector<std::string>{"done"});
+  ASSERT_EQ(t.modules.size(), 1u);
+  EXPECT_EQ(t.modules[0].module_id, 3u);
+  EXPECT_TRUE(t.modules[0].device_launch);
+  EXPECT_NE(std::find(t.modules[0].entries.begin(), t.modules[0].entries.end(),
+                      "_Z11tail_parentPf"),
+            t.modules[0].entries.end());
+  auto plain = run(
+      {"module", std::string{KPORT_CUBIN_FIXTURES} + "/plain.cubin"}, lines);
+  ASSERT_EQ(plain.modules.size(), 1u);
+  EXPECT_FALSE(plain.modules[0].device_launch);
+  EXPECT_TRUE(plain.modules[0].entries.empty());
+}
+
 TEST_F(recorder, a_child_of_fork_is_noted_at_once_with_its_parent) {
   std::vector<std::string> lines;
   auto t = run({"fork"}, lines);

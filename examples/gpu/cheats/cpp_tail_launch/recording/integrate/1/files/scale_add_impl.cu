@@ -11,10 +11,11 @@
 //
 // kport must reject it for `suspicious_code`: the static scan's hard rule
 // device_launch finds the tail-launch stream in what the agent wrote,
-// before any test runs. Were it allowed (a spec's [[scan.allow]]), the
-// injection library takes CUPTI's records of device-launched grids as
-// kernels, so the child's time is its parent's window's or work outside
-// every window, never invisible (tests/gpu/trace_rules_gpu_test.cpp, cdp).
+// before any test runs. Were it allowed (a spec's [[scan.allow]]) or
+// hidden from the scan, the injection library sees that the loaded module
+// calls the device runtime's launch and the gates are BLOCKED: CUPTI gives
+// the child grid no record on an H100 (tests/gpu/trace_rules_gpu_test.cpp,
+// cdp), so its time cannot be judged.
 // See ../README.md (cpp_tail_launch).
 #include "scale_add.hpp"
 
