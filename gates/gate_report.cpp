@@ -78,6 +78,8 @@ std::unique_ptr<msg::PerfEvidenceT> to_message(const perf_summary& s,
     c->spread = f.spread;
     c->ref_iterations = f.ref_iterations;
     c->cand_iterations = f.cand_iterations;
+    c->ref_span_ns = f.ref_span_ns;
+    c->cand_span_ns = f.cand_span_ns;
     m->configs.push_back(std::move(c));
   }
   m->geomean = s.geomean;

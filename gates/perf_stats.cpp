@@ -42,6 +42,16 @@ std::vector<double> round_medians(const std::vector<run_samples>& runs,
   return out;
 }
 
+/// Median span over every iteration of every round of one side.
+double median_span(const std::vector<run_samples>& runs,
+                   const std::string& config) {
+  std::vector<double> all;
+  for (auto& run : runs)
+    if (auto i = run.span.find(config); i != run.span.end())
+      all.insert(all.end(), i->second.begin(), i->second.end());
+  return median(std::move(all));
+}
+
 double spread_of(const std::vector<double>& rounds) {
   if (rounds.size() < 2)
     return 0;
@@ -85,6 +95,8 @@ perf_summary summarize(const std::vector<run_samples>& reference,
     f.ratio = f.t_ref_ns / f.t_cand_ns;
     f.spread =
         std::max(spread_of(f.ref_rounds_ns), spread_of(f.cand_rounds_ns));
+    f.ref_span_ns = median_span(reference, name);
+    f.cand_span_ns = median_span(candidate, name);
     ratios.push_back(f.ratio);
     out.configs.push_back(std::move(f));
   }

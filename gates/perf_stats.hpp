@@ -18,6 +18,10 @@ struct config_figure {
   std::vector<double> cand_rounds_ns;
   int ref_iterations = 0;
   int cand_iterations = 0;
+  /// Median span of an iteration's device activity over every iteration
+  /// of each side (bench_samples.hpp); 0 without kernels (host backend).
+  double ref_span_ns = 0;
+  double cand_span_ns = 0;
 };
 
 /// The performance gate's figures: per config, and their geometric mean.

@@ -117,20 +117,25 @@ std::string performance(const job_report& j) {
                     "both sides of the floor.</p>";
   out += ratio_plot(j);
   out += "<table class=\"configs\"><thead><tr><th>config</th><th>t_ref</th>"
-         "<th>t_cand</th><th>ratio</th><th>spread</th><th>rounds "
-         "(ratio)</th><th>iterations ref/cand</th></tr></thead><tbody>";
+         "<th>t_cand</th><th>ratio</th><th>spread</th><th>span ref/cand"
+         "</th><th>rounds (ratio)</th><th>iterations ref/cand</th></tr>"
+         "</thead><tbody>";
   for (auto& c : j.configs) {
     std::string rounds;
     for (double r : c.round_ratios)
       rounds += fmt::format("{}{}", rounds.empty() ? "" : " ", num(r));
     out += fmt::format(
         "<tr{}><td>{}{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td>"
-        "<td class=\"num\">{}/{}</td></tr>",
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}/{}</td>"
+        "</tr>",
         c.moved ? " class=\"moved\"" : "", esc(c.config),
         c.moved ? " ⚑ moved" : "", ns_text(c.t_ref_ns), ns_text(c.t_cand_ns),
-        num(c.ratio), num(c.spread), rounds, c.ref_iterations_ns.size(),
-        c.cand_iterations_ns.size());
+        num(c.ratio), num(c.spread),
+        c.ref_span_ns > 0 || c.cand_span_ns > 0
+            ? ns_text(c.ref_span_ns) + " / " + ns_text(c.cand_span_ns)
+            : std::string{"-"},
+        rounds, c.ref_iterations_ns.size(), c.cand_iterations_ns.size());
   }
   out += "</tbody></table>";
   if (auto p = iterations_plot(j); !p.empty())

@@ -55,6 +55,8 @@ std::string job_json(const job_report& j) {
                 {"t_cand_ns", num(c.t_cand_ns)},
                 {"ratio", num(c.ratio)},
                 {"spread", num(c.spread)},
+                {"ref_span_ns", num(c.ref_span_ns)},
+                {"cand_span_ns", num(c.cand_span_ns)},
                 {"ref_rounds_ns", nums(c.ref_rounds_ns)},
                 {"cand_rounds_ns", nums(c.cand_rounds_ns)},
                 {"round_ratios", nums(c.round_ratios)},

@@ -204,6 +204,8 @@ void read_perf(job_report& j, const msg::PerfEvidence* p) {
     row.t_cand_ns = c->t_cand_ns();
     row.ratio = c->ratio();
     row.spread = c->spread();
+    row.ref_span_ns = c->ref_span_ns();
+    row.cand_span_ns = c->cand_span_ns();
     if (c->ref_rounds_ns())
       row.ref_rounds_ns.assign(c->ref_rounds_ns()->begin(),
                                c->ref_rounds_ns()->end());

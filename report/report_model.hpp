@@ -17,6 +17,8 @@ namespace kport::report {
 struct config_row {
   std::string config;
   double t_ref_ns = 0, t_cand_ns = 0, ratio = 0, spread = 0;
+  /// Median span of an iteration's device activity, per side.
+  double ref_span_ns = 0, cand_span_ns = 0;
   std::vector<double> ref_rounds_ns, cand_rounds_ns;
   /// t_ref / t_cand of each round (rounds paired by index).
   std::vector<double> round_ratios;

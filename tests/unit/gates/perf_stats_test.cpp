@@ -35,6 +35,19 @@ TEST(perf_stats, figure_is_best_round_of_per_run_medians) {
   EXPECT_DOUBLE_EQ(s.geomean, f.ratio);
 }
 
+TEST(perf_stats, spans_are_medians_over_every_iteration_beside_the_time) {
+  run_samples r1{{{"a", {10, 10}}}, {}, {{"a", {12, 30}}}};
+  run_samples r2{{{"a", {10}}}, {}, {{"a", {14}}}};
+  run_samples c1{{{"a", {5, 5, 5}}}, {}, {{"a", {5, 9, 400}}}};
+  auto s = summarize({r1, r2}, {c1}, 1);
+  ASSERT_EQ(s.configs.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.configs[0].ref_span_ns, 14); // of 12, 14, 30
+  EXPECT_DOUBLE_EQ(s.configs[0].cand_span_ns, 9); // of 5, 9, 400
+  // Without kernels (the host backend) there is no span.
+  auto host = summarize({{{{"a", {10}}}}}, {{{{"a", {10}}}}}, 1);
+  EXPECT_DOUBLE_EQ(host.configs[0].cand_span_ns, 0);
+}
+
 TEST(perf_stats, near_zero_times_are_floored) {
   std::vector<run_samples> ref{{{{"a", {1000}}, {"b", {1000}}}}};
   std::vector<run_samples> cand{{{{"a", {0.001}}, {"b", {1000}}}}};
