@@ -24,7 +24,38 @@ std::string copy_kind_name(std::uint32_t kind) {
   }
 }
 
+constexpr std::uint32_t copy_htod = 1, copy_dtoh = 2;
+
 } // namespace
+
+std::uint64_t host_round_trip_ns(std::vector<device_interval> work) {
+  std::uint64_t first_out = UINT64_MAX, last_in = 0;
+  for (auto& w : work) {
+    if (w.to_host)
+      first_out = std::min(first_out, w.end);
+    if (w.to_device)
+      last_in = std::max(last_in, w.start);
+  }
+  if (first_out >= last_in)
+    return 0;
+  // The device's idle time between the first result taken to the host and
+  // the last data brought back: the host was computing for the call.
+  std::sort(work.begin(), work.end(),
+            [](auto& a, auto& b) { return a.start < b.start; });
+  std::uint64_t idle = 0, busy_until = first_out;
+  for (auto& w : work) {
+    if (w.end <= busy_until)
+      continue;
+    if (w.start >= last_in)
+      break;
+    if (w.start > busy_until)
+      idle += w.start - busy_until;
+    busy_until = std::max(busy_until, w.end);
+  }
+  if (busy_until < last_in)
+    idle += last_in - busy_until;
+  return idle;
+}
 
 kernel_name launch_of(const trace::trace_kernel& k) {
   kernel_name n;
@@ -64,11 +95,15 @@ run_samples samples_from_traces(const std::vector<trace::trace>& traces,
       double ns = 0;
       std::uint64_t first = UINT64_MAX, last = 0;
       kernel_set launches;
-      void add(std::uint64_t start, std::uint64_t end, kernel_name n) {
+      std::vector<device_interval> intervals;
+      void add(std::uint64_t start, std::uint64_t end, kernel_name n,
+               std::uint32_t copy_kind = 0) {
         ns += static_cast<double>(end - start);
         first = std::min(first, start);
         last = std::max(last, end);
         launches.push_back(std::move(n));
+        intervals.push_back(
+            {start, end, copy_kind == copy_dtoh, copy_kind == copy_htod});
       }
     };
     std::unordered_map<std::int64_t, window_work> work;
@@ -80,13 +115,16 @@ run_samples samples_from_traces(const std::vector<trace::trace>& traces,
     auto copies = memop_windows(t);
     for (std::size_t i = 0; i < t.memops.size(); ++i)
       if (copies[i].kind == window_kind::timed)
-        work[copies[i].range].add(t.memops[i].start_ns, t.memops[i].end_ns,
-                                  launch_of(t.memops[i]));
+        work[copies[i].range].add(
+            t.memops[i].start_ns, t.memops[i].end_ns, launch_of(t.memops[i]),
+            t.memops[i].kind == trace::memop_kind::copy ? t.memops[i].copy_kind
+                                                        : 0);
     for (auto& r : timed_ranges(t)) {
       auto& w = work[r.id];
-      double ns = source == time_source::range_wall
-                      ? static_cast<double>(r.end_ns - r.start_ns)
-                      : w.ns;
+      double ns =
+          source == time_source::range_wall
+              ? static_cast<double>(r.end_ns - r.start_ns)
+              : w.ns + static_cast<double>(host_round_trip_ns(w.intervals));
       out.per_config[r.config].push_back(ns);
       if (source == time_source::kernel_sum) {
         std::sort(w.launches.begin(), w.launches.end());

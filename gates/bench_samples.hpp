@@ -56,9 +56,25 @@ struct run_samples {
   std::map<std::string, std::vector<double>> span = {};
 };
 
+/// One device activity of a timed call, for the host round trip.
+struct device_interval {
+  std::uint64_t start = 0, end = 0;
+  bool to_host = false;   ///< a device-to-host copy
+  bool to_device = false; ///< a host-to-device copy
+};
+
+/// The device's idle time inside one timed call between its first
+/// device-to-host copy's end and its last host-to-device copy's start (0
+/// without such a pair): the call took data to the host, computed there and
+/// brought results back. That is the call's time although no device
+/// activity records it, so it is added to the call's device time (both
+/// sides alike): moving the work to the host is not free.
+std::uint64_t host_round_trip_ns(std::vector<device_interval> work);
+
 /// What an iteration's time is: the range's wall time on the host backend,
 /// the sum of the device time of its kernels, copies and memsets on the
-/// CUDA backend (a copy does no work for free).
+/// CUDA backend (a copy does no work for free), plus any host round trip
+/// (host_round_trip_ns).
 enum class time_source { range_wall, kernel_sum };
 
 /// Reads every `kport:<config>` range of a bench run's traces as one
