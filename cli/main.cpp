@@ -215,7 +215,9 @@ int main(int argc, char** argv) {
           },
           "INT>=1"));
   run_cmd->add_flag("--json", run.json,
-                    "Print one JSON object with a jobs array");
+                    "Print one JSON object with a jobs array on stdout at "
+                    "the end (each job's end is a line on stderr as it "
+                    "comes)");
   run_cmd
       ->add_option("--expect", run.expect,
                    "Expected final states (TOML [[job]] tables): exit 0 "

@@ -371,6 +371,13 @@ int run_command(const run_options& opts) {
   } else if (!opts.json) {
     (*engine)->subscribe(
         [started](const job_event& e) { print_transition(e, started); });
+  } else {
+    // stdout is the JSON at the end; each job's end on stderr as it comes,
+    // so a run cut short (a time limit) still says what finished.
+    (*engine)->subscribe([started](const job_event& e) {
+      if (e.final)
+        print_transition(e, started);
+    });
   }
   std::vector<std::string> jobs;
   if (opts.resume) {

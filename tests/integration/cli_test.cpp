@@ -214,6 +214,10 @@ TEST(cli_test, run_json_prints_one_object_with_a_jobs_array) {
     EXPECT_TRUE(job[key].IsString()) << key << "\n" << r.out;
   EXPECT_EQ(job["operator"].AsString().str(), "tiny_add");
   EXPECT_EQ(job["state"].AsString().str(), "ACCEPTED");
+  // The job's end was said on stderr when it came, stage transitions not.
+  EXPECT_TRUE(contains(r.err, job["job"].AsString().str() + " ACCEPTED: "))
+      << describe(r);
+  EXPECT_FALSE(contains(r.err, " -> ")) << describe(r);
   ASSERT_TRUE(job["attempts"].IsMap()) << r.out;
   EXPECT_EQ(job["attempts"].AsMap()["translate"].AsInt64(), 1) << r.out;
   EXPECT_TRUE(job["geomean"].IsNumeric()) << r.out;
