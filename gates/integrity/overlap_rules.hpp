@@ -17,16 +17,18 @@
 
 namespace kport::gates {
 
-/// How long an activity may run into a timed window it was not launched in
-/// before it counts: above the jitter between CUPTI's device timestamps and
-/// the host's range timestamps, far below any work worth hiding.
+/// How long the run's activities may run, in all, into timed windows they
+/// were not launched in before it counts: above any jitter between CUPTI's
+/// device timestamps and the host's range timestamps (on the H100 no honest
+/// activity crossed a window's edge: 0 ns over 4,040 windows, 2026-12-06),
+/// far below any work worth hiding.
 inline constexpr std::uint64_t window_overlap_tolerance_ns = 3'000;
 
 /// work_outside_window: kernels, copies and memsets of any process of the
-/// run that ran while a timed window was open (by more than the tolerance)
-/// without being counted in that window, launch by launch, beyond what the
-/// reference's bench of the same round shows (a user's bench that does not
-/// synchronize before its windows has the same overlap on both sides);
+/// run that ran while a timed window was open without being counted in
+/// that window (more than the tolerance in all), launch by launch, beyond
+/// what the reference's bench of the same round shows (a user's bench that does
+/// not synchronize before its windows has the same overlap on both sides);
 /// `reference` null: none allowed.
 std::vector<integrity_finding>
 check_window_overlap(const std::vector<trace::trace>& candidate,

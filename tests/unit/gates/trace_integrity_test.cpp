@@ -670,6 +670,22 @@ TEST(trace_integrity, clock_jitter_at_a_windows_edge_is_no_overlap) {
   EXPECT_TRUE(contains(f[0].detail, "outside every bench range") ||
               contains(f[0].detail, "no range open"))
       << f[0].detail;
+  // Work split into short kernels, each a little into a window: in all.
+  builder split;
+  auto many = windows_of(split, 10);
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < many.ranges.size(); ++i)
+    if (many.ranges[i].name == "kport:a")
+      for (auto& k : many.kernels)
+        if (k.name == "fill_kernel" && k.end_ns < many.ranges[i].start_ns &&
+            k.end_ns + 200 > many.ranges[i].start_ns) {
+          k.end_ns = many.ranges[i].start_ns + 1'000;
+          ++n;
+        }
+  ASSERT_EQ(n, 10u);
+  auto f_split = check_window_overlap({many}, nullptr, where);
+  ASSERT_EQ(f_split.size(), 1u);
+  EXPECT_EQ(f_split[0].count, 10);
   // A user's bench that does not synchronize before its windows: the same
   // overlap on the reference's side is the bench's, not the candidate's.
   std::vector<trace::trace> ref{into};
