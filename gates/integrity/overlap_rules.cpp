@@ -41,11 +41,12 @@ public:
   }
 
   /// The window [start, end) runs into most, other than its own (trace,
-  /// range); null when none.
+  /// range), null when none; `ns`: how long it ran in all of them.
   const open_window* overlapped(std::uint64_t start, std::uint64_t end,
                                 std::size_t trace, std::int64_t own,
                                 std::uint64_t& ns) const {
     const open_window* best = nullptr;
+    std::uint64_t most = 0;
     ns = 0;
     // Windows opened before `end`, back to the earliest that can still be
     // open at `start`.
@@ -59,8 +60,9 @@ public:
       if (w->end <= start || (w->trace == trace && w->range == own))
         continue;
       auto ov = std::min(end, w->end) - std::max(start, w->start);
-      if (ov > ns) {
-        ns = ov;
+      ns += ov;
+      if (ov > most) {
+        most = ov;
         best = &*w;
       }
     }

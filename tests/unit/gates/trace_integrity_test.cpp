@@ -618,6 +618,9 @@ TEST(trace_integrity, a_kernel_left_running_from_the_warm_up_is_uncounted) {
   EXPECT_TRUE(contains(f[0].detail, "persistent_kernel")) << f[0].detail;
   EXPECT_TRUE(contains(f[0].detail, "warm-up of config a")) << f[0].detail;
   EXPECT_TRUE(contains(f[0].detail, "CUDA context 2")) << f[0].detail;
+  // All three windows' time, not one's.
+  EXPECT_TRUE(contains(f[0].detail, "(15.0 us of window time in all"))
+      << f[0].detail;
   // As the gate runs its rules: the same finding, first.
   std::vector<run_samples> rounds{
       samples_from_traces({b.t}, time_source::kernel_sum)};
