@@ -233,7 +233,36 @@ result<process_outcome> run_process(const process_spec& spec,
     return fail(error_code::process,
                 fmt::format("pipe failed: {}", std::strerror(errno)));
   }
-  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int stdin_fd = -1;
+  if (spec.stdin_data.empty()) {
+    stdin_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  } else {
+    // Written whole before the child starts (a pipe holds far more than 4
+    // KiB), then the write end closed: the child reads it, then end of file.
+    int in_pipe[2];
+    if (spec.stdin_data.size() > 4096 || ::pipe2(in_pipe, O_CLOEXEC) != 0) {
+      for (int fd : {out_pipe[0], out_pipe[1], report_pipe[0], report_pipe[1],
+                     go_pipe[0], go_pipe[1], log_fd})
+        if (fd >= 0)
+          ::close(fd);
+      return fail(error_code::process,
+                  spec.stdin_data.size() > 4096
+                      ? std::string{"stdin data over 4 KiB"}
+                      : fmt::format("pipe failed: {}", std::strerror(errno)));
+    }
+    auto n =
+        ::write(in_pipe[1], spec.stdin_data.data(), spec.stdin_data.size());
+    ::close(in_pipe[1]);
+    if (n != static_cast<ssize_t>(spec.stdin_data.size())) {
+      ::close(in_pipe[0]);
+      for (int fd : {out_pipe[0], out_pipe[1], report_pipe[0], report_pipe[1],
+                     go_pipe[0], go_pipe[1], log_fd})
+        if (fd >= 0)
+          ::close(fd);
+      return fail(error_code::process, "cannot write the child's stdin");
+    }
+    stdin_fd = in_pipe[0];
+  }
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
 
   auto started = clock::now();
@@ -283,8 +312,8 @@ result<process_outcome> run_process(const process_spec& spec,
         ::_exit(127);
       ::prctl(PR_SET_PDEATHSIG, 0);
     }
-    if (null_fd >= 0)
-      ::dup2(null_fd, 0);
+    if (stdin_fd >= 0)
+      ::dup2(stdin_fd, 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(out_pipe[1], 2);
     start_failure f{0, 0};
@@ -299,8 +328,8 @@ result<process_outcome> run_process(const process_spec& spec,
   }
   ::close(out_pipe[1]);
   ::close(report_pipe[1]);
-  if (null_fd >= 0)
-    ::close(null_fd);
+  if (stdin_fd >= 0)
+    ::close(stdin_fd);
   if (pid < 0) {
     auto err = errno;
     if (go_pipe[0] >= 0) {

@@ -22,6 +22,11 @@ struct process_spec {
   std::vector<std::pair<std::string, std::string>> env;
   /// Variables removed from the inherited environment.
   std::vector<std::string> unset_env;
+  /// What the child reads on its stdin, through a pipe kport closes after
+  /// writing it (at most 4 KiB; empty: /dev/null). For a secret: unlike the
+  /// environment, which every process of the run can read from
+  /// /proc/<pid>/environ of any other, a pipe's bytes are gone once read.
+  std::string stdin_data;
   /// stdout and stderr, interleaved, go here; empty = discard.
   std::string log_path;
   /// Bytes written to the log at most; the rest is counted, not stored.

@@ -122,7 +122,12 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     // Each run its own check file: the candidate's digests are compared
     // with the reference's of the same round, never with its own.
     run.process.env.emplace_back("KPORT_CHECK", check_path_of(s, round));
-    run.process.env.emplace_back("KPORT_SEED", seed_text((*seeds)[round - 1]));
+    // The round's secret seed on the bench's stdin, not in its environment:
+    // every process of the run can read any other's /proc/<pid>/environ
+    // (the sandbox's init's too), while a pipe's bytes are gone once the
+    // helper read them at its start, before the candidate is loaded.
+    run.process.stdin_data = seed_text((*seeds)[round - 1]) + "\n";
+    run.process.env.emplace_back("KPORT_SEED_FD", "0");
     runs.push_back(std::move(run));
   }
   // Stop at the first finding: each round is judged as soon as it and the

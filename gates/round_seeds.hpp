@@ -21,7 +21,7 @@ namespace kport::gates {
 /// none of them 0 (0 means "no round seed" in a check file).
 result<std::vector<std::uint64_t>> draw_round_seeds(int rounds);
 
-/// The KPORT_SEED text of a seed.
+/// The text of a seed as the helpers read it (KPORT_SEED_FD, KPORT_SEED).
 std::string seed_text(std::uint64_t seed);
 
 /// Why the reference bench's run cannot stand as evidence of outputs: it

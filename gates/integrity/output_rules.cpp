@@ -289,7 +289,7 @@ std::vector<integrity_finding> check_harness(const bench_checks& candidate,
       out.push_back(make_finding(
           msg::IntegrityRule::harness_tampered, where, name,
           fmt::format("config `{}`: the bench helper recorded round seed {}, "
-                      "kport gave the round {} (KPORT_SEED)",
+                      "kport gave the round {} (on its stdin)",
                       name, cc.round_seed, round_seed)));
   }
   return out;

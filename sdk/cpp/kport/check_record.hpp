@@ -7,6 +7,7 @@
 // (and is tested) anywhere.
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -16,6 +17,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <unistd.h>
 
 namespace kport::bench {
 
@@ -125,15 +128,33 @@ inline std::uint64_t config_seed(std::string_view id) {
 inline std::uint64_t mix_seed(std::uint64_t config_seed,
                               std::uint64_t round_seed);
 
-/// kport's secret seed of this round, read from KPORT_SEED once and taken
-/// out of the environment (a candidate loaded later need not see it); 0
-/// outside kport.
+/// kport's secret seed of this round, read once: from the file descriptor
+/// KPORT_SEED_FD names (kport writes it on the bench's stdin and closes
+/// it: once read, nobody else can), else from KPORT_SEED (a person running
+/// a bench by hand); both taken out of the environment. 0 outside kport.
 inline std::uint64_t round_seed() {
   static const std::uint64_t seed = [] {
-    const char* text = std::getenv("KPORT_SEED");
-    std::uint64_t v = text && *text ? std::strtoull(text, nullptr, 0) : 0;
+    std::string text;
+    if (const char* fd_text = std::getenv("KPORT_SEED_FD");
+        fd_text && *fd_text) {
+      int fd = static_cast<int>(std::strtol(fd_text, nullptr, 10));
+      char buf[64];
+      for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
+        if (n < 0 && errno == EINTR)
+          continue;
+        if (n < 0 || text.size() > 64)
+          break;
+        text.append(buf, static_cast<std::size_t>(n));
+      }
+      if (fd > 2)
+        ::close(fd);
+    } else if (const char* env = std::getenv("KPORT_SEED")) {
+      text = env;
+    }
+    ::unsetenv("KPORT_SEED_FD");
     ::unsetenv("KPORT_SEED");
-    return v;
+    return text.empty() ? std::uint64_t{0}
+                        : std::strtoull(text.c_str(), nullptr, 0);
   }();
   return seed;
 }

@@ -110,10 +110,24 @@ def config_seed(config_id: str) -> int:
 
 
 def _read_round_seed() -> int | None:
-    # Read once, at import, and taken out of os.environ: the candidate is
-    # imported later and has no business knowing the inputs in advance.
-    # (/proc/self/environ still holds it: the static scan's business.)
+    # Read once, at import, before the candidate is imported: it has no
+    # business knowing the inputs in advance. kport writes the seed on the
+    # bench's stdin (KPORT_SEED_FD) and closes it, so once read here nobody
+    # else can; an environment variable would be in every process's
+    # /proc/<pid>/environ. KPORT_SEED is for a person running a bench by hand.
+    fd_text = os.environ.pop("KPORT_SEED_FD", None)
     text = os.environ.pop("KPORT_SEED", None)
+    if fd_text is not None and fd_text.strip():
+        fd = int(fd_text)
+        chunks = []
+        while sum(map(len, chunks)) <= 64:
+            chunk = os.read(fd, 64)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        if fd > 2:
+            os.close(fd)
+        text = b"".join(chunks).decode("ascii", "replace")
     if text is None or not text.strip():
         return None
     value = int(text, 0)

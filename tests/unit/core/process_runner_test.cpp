@@ -1,5 +1,7 @@
 #include "core/process_runner.hpp"
 
+#include "core/confinement.hpp"
+
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -52,6 +54,33 @@ TEST(process_runner, passes_cwd_and_environment) {
   ASSERT_TRUE(out);
   EXPECT_EQ(out->exit_code, 0);
   EXPECT_EQ(out->tail, "42:" + fs::canonical(dir).string() + "\n");
+}
+
+TEST(process_runner, stdin_data_is_read_once_then_end_of_file) {
+  // A secret on stdin: the child reads it, a second read finds nothing
+  // (what a process that comes later in the run would find).
+  auto p = sh("read -r first; echo \"got $first\"; cat; echo end");
+  p.stdin_data = "12345\n";
+  auto out = run_process(p);
+  ASSERT_TRUE(out) << out.err().message;
+  EXPECT_EQ(out->tail, "got 12345\nend\n");
+  // Without data stdin is /dev/null, as before.
+  auto none = run_process(sh("cat; echo end"));
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->tail, "end\n");
+  // Through the sandbox too (bwrap passes stdin on).
+  if (probe_sandbox().bwrap) {
+    auto boxed = sh("read -r first; echo \"got $first\"");
+    boxed.stdin_data = "777\n";
+    boxed.box.isolate = true;
+    auto b = run_process(boxed);
+    ASSERT_TRUE(b) << b.err().message;
+    EXPECT_EQ(b->tail, "got 777\n") << b->describe();
+  }
+  // More than a pipe is promised to hold at once is refused, not a hang.
+  auto big = sh("cat >/dev/null");
+  big.stdin_data.assign(5000, 'x');
+  EXPECT_FALSE(run_process(big));
 }
 
 TEST(process_runner, timeout_kills_the_whole_process_group) {

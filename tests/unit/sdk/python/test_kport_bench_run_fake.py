@@ -148,6 +148,23 @@ class FakeRun(unittest.TestCase):
         # Taken out of the environment before any candidate is imported.
         self.assertNotIn("KPORT_SEED", os.environ)
 
+    def test_round_seed_comes_from_the_descriptor_kport_names(self):
+        # As kport hands it over: on a pipe it closed after writing, named
+        # by KPORT_SEED_FD; read once at import, then gone for everyone.
+        read_end, write_end = os.pipe()
+        os.write(write_end, b"777\n")
+        os.close(write_end)
+        os.environ["KPORT_SEED_FD"] = str(read_end)
+        os.environ.pop("KPORT_SEED", None)
+        for name in [m for m in sys.modules if m.startswith("kport_bench")]:
+            del sys.modules[name]
+        import kport_bench
+
+        self.assertEqual(kport_bench.round_seed(), 777)
+        self.assertNotIn("KPORT_SEED_FD", os.environ)
+        with self.assertRaises(OSError):
+            os.fstat(read_end)  # closed: nothing left to read
+
     def test_consecutive_calls_never_share_an_input_address(self):
         [line] = self.run_bench(lambda x: FakeTensor(), iterations=4)
         addresses = [c["before"][0]["checksum"] for c in line["inputs"]]
