@@ -4,6 +4,7 @@
 // record. Skips (never passes) where there is no CUDA device.
 
 #include "gates/bench_samples.hpp"
+#include "gates/integrity/overlap_rules.hpp"
 #include "gates/integrity/trace_rules.hpp"
 #include "tests/unit/trace/child_process.hpp"
 #include "trace/trace_file.hpp"
@@ -140,9 +141,26 @@ TEST_F(trace_rules_gpu, a_grid_launched_from_the_device_is_not_invisible) {
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("tail_parent"), std::string::npos) << *why;
   // Where CUPTI does record the child, its record is a kernel with a time.
-  for (auto& k : t.kernels)
-    if (k.name.find("spin_kernel") != std::string::npos)
+  for (auto& k : t.kernels) {
+    if (k.name.find("spin_kernel") != std::string::npos) {
       EXPECT_GT(k.end_ns, k.start_ns);
+    }
+  }
+}
+
+TEST_F(trace_rules_gpu, a_kernel_of_another_context_in_the_window_is_seen) {
+  // What a kernel left running in a context of its own looks like to CUPTI:
+  // its record overlaps the window on the device's clock, which the range's
+  // timestamps share.
+  auto t = run("context");
+  ASSERT_TRUE(t.cupti_active) << t.cupti_error;
+  auto f = check_window_overlap({t}, nullptr, where);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::work_outside_window);
+  EXPECT_NE(f[0].detail.find("long_spin"), std::string::npos) << f[0].detail;
+  EXPECT_NE(f[0].detail.find("CUDA context"), std::string::npos) << f[0].detail;
+  // The honest probe runs nothing into its window.
+  EXPECT_TRUE(check_window_overlap({run("memcpy")}, nullptr, where).empty());
 }
 
 TEST_F(trace_rules_gpu,
