@@ -1,5 +1,6 @@
 #include "gates/performance_gate.hpp"
 
+#include "evidence/bundle.hpp"
 #include "gates/bench_check.hpp"
 #include "gates/bench_order.hpp"
 #include "gates/bench_samples.hpp"
@@ -102,9 +103,26 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
   // them side by side and leases itself to them in that order.
   std::vector<measured_run> runs;
   auto order = bench_order(spec.perf_rounds);
+  // The reference's check files are written where only the reference's
+  // runs can reach (its own cache folder: the candidate's sandbox hides the
+  // job folder and shows only the candidate's), and copied beside the
+  // candidate's once every run is over: in the attempt folder, which the
+  // candidate's bench may write, its run could read the reference's digests
+  // of the same round (and forge its own to match) or rewrite them before
+  // the round is judged. Without a job folder (no sandbox either), both sit
+  // in the attempt's checks/.
+  auto private_checks = ctx.attempt.job_dir.empty()
+                            ? dir / "checks"
+                            : fs::path{evidence::bundle::cache_dir(
+                                  ctx.attempt.job_dir, "reference")} /
+                                  "checks" / dir.filename();
+  fs::create_directories(private_checks, ec);
+  auto check_name = [](side s, int round) {
+    return fmt::format("bench-{}-{}.jsonl", to_string(s), round);
+  };
   auto check_path_of = [&](side s, int round) {
-    return (dir / "checks" /
-            fmt::format("bench-{}-{}.jsonl", to_string(s), round))
+    return ((s == side::reference ? private_checks : dir / "checks") /
+            check_name(s, round))
         .string();
   };
   for (auto [s, round] : order) {
@@ -136,6 +154,14 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
       ctx, runs, order, [&](int round, const auto& seen) {
         return round_ends_gate(spec, order, seen, round, check_path_of);
       });
+  // Every run is over: the reference's check files join the evidence.
+  if (private_checks != dir / "checks")
+    for (int round = 1; round <= spec.perf_rounds; ++round) {
+      auto from = check_path_of(side::reference, round);
+      if (fs::exists(from))
+        fs::copy_file(from, dir / "checks" / check_name(side::reference, round),
+                      fs::copy_options::overwrite_existing, ec);
+    }
   // Judged round by round, the reference before the candidate: its digests
   // are what the candidate's are checked against.
   std::vector<std::size_t> judged(order.size());

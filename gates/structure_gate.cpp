@@ -1,6 +1,7 @@
 #include "gates/structure_gate.hpp"
 
 #include "core/atomic_file.hpp"
+#include "evidence/bundle.hpp"
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
 #include "gates/integrity/reference_rules.hpp"
@@ -33,6 +34,19 @@ result<std::string> dump_ir(const gate_context& ctx, side s,
                             msg::GateReportT& report) {
   auto dir = fs::path{ctx.attempt.attempt_dir};
   auto out = (dir / fmt::format("{}.ir", to_string(s))).string();
+  // The reference's IR is written where only the reference's runs reach
+  // (its cache folder, hidden from the candidate's sandbox): in the attempt
+  // folder the candidate's IR command, which runs next, could overwrite it
+  // with its own. run_structure_gate copies it beside the candidate's.
+  if (s == side::reference && !ctx.attempt.job_dir.empty()) {
+    auto private_dir = fs::path{evidence::bundle::cache_dir(ctx.attempt.job_dir,
+                                                            "reference")} /
+                       "ir" / dir.filename();
+    std::error_code ec;
+    fs::remove_all(private_dir, ec);
+    fs::create_directories(private_dir, ec);
+    out = (private_dir / "reference.ir").string();
+  }
   auto& argv =
       s == side::reference ? ctx.spec->reference.ir : ctx.spec->target.ir;
   measured_run run;
@@ -90,6 +104,17 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
   if (!cand)
     return finish_gate(ctx, report, msg::Verdict::FAIL,
                        msg::FailureClass::kernel, cand.err().message);
+  // Both commands are over: the reference's IR joins the evidence (the
+  // comparison reads the copy nobody else could write).
+  auto ref_shown = *ref;
+  if (auto beside = fs::path{ctx.attempt.attempt_dir} / "reference.ir";
+      fs::path{*ref} != beside) {
+    std::error_code ec;
+    fs::remove_all(beside, ec);
+    fs::copy(*ref, beside, fs::copy_options::recursive, ec);
+    if (!ec)
+      ref_shown = beside.string();
+  }
   auto policy_name = ctx.spec->ir_policy;
   if (policy_name.empty()) {
     auto text = core::read_file(*ref, 1u << 20);
@@ -103,7 +128,7 @@ gate_outcome run_structure_gate(const gate_context& ctx) {
                        fmt::format("IR policy: {}", pol.err().message));
   auto diff = ir::diff_files(*ref, *cand, *pol);
   report.structure = std::make_unique<msg::StructureEvidenceT>();
-  report.structure->reference_ir = *ref;
+  report.structure->reference_ir = ref_shown;
   report.structure->candidate_ir = *cand;
   report.structure->policy = policy_name;
   if (!diff) {

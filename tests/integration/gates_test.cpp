@@ -186,6 +186,33 @@ TEST_F(gates_test, output_digests_that_differ_reject_at_the_first_round) {
   EXPECT_TRUE(contains(report, "\"config\": \"large\"")) << report;
 }
 
+TEST_F(gates_test, the_candidates_bench_cannot_copy_the_references_digests) {
+  // A candidate whose outputs are wrong copies the reference's check line
+  // of the same round, where it can find one, over its own: the reference
+  // runs first in round 1, so before the fix its file was right there.
+  auto spec = make_spec({.agent = "good.sh"}, cfg);
+  spec.reference.bench =
+      with_check(spec.reference.bench, check_line("large", "0.5, 0.5"));
+  std::vector<std::string> cheat{
+      "sh", "-c",
+      "\"$@\" && printf '%s\\n' '" + check_line("large", "1, 0") +
+          "' >> \"$KPORT_CHECK\" && for f in "
+          "\"$(dirname \"$KPORT_CHECK\")\"/bench-reference-*.jsonl; do "
+          "[ -f \"$f\" ] && cp \"$f\" \"$KPORT_CHECK\"; done; true",
+      "sh"};
+  cheat.insert(cheat.end(), spec.target.bench.begin(), spec.target.bench.end());
+  spec.target.bench = cheat;
+  auto r = run(spec);
+  ASSERT_EQ(r.state, kport::final_state::rejected) << describe(r);
+  EXPECT_EQ(r.reason.rfind("bench_output_mismatch: config `large`", 0), 0u)
+      << r.reason;
+  // The reference's check files still join the evidence, beside the
+  // candidate's, once every run is over.
+  auto gate = attempt_dirs(r.evidence, "performance");
+  ASSERT_EQ(gate.size(), 1u);
+  EXPECT_TRUE(fs::exists(fs::path{gate[0]} / "checks/bench-reference-1.jsonl"));
+}
+
 TEST_F(gates_test, a_bench_that_changes_its_inputs_is_rejected) {
   auto spec = make_spec({.agent = "good.sh"}, cfg);
   spec.reference.bench =

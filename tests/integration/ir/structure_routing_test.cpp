@@ -174,6 +174,25 @@ timeout_s = 30
 };
 
 TEST_F(structure_routing_test,
+       a_candidate_ir_command_cannot_overwrite_the_references_ir) {
+  // The candidate's IR command runs after the reference's and also copies
+  // its IR over the reference's where it would find it: the dropped
+  // reduction must still fail the comparison.
+  write_text(
+      tmp / "candidate_ir.sh",
+      "cp \"$(cat \"$KPORT_WORKSPACE/candidate_ir\")\" \"$KPORT_IR_OUT\"\n"
+      "cp \"$KPORT_IR_OUT\" \"$(dirname \"$KPORT_IR_OUT\")/reference.ir\" "
+      "2>/dev/null || true\n");
+  add_agent("overwriting", R"({"verdict": "FAIL_FIXABLE", "diagnosis": {
+      "owner": "kernel", "failure_class": "kernel",
+      "summary": "the row max reduction is missing",
+      "findings": [{"what": "no reduce before exp", "where": "candidate.ir"}]}})");
+  auto r = run("overwriting");
+  ASSERT_GE(r.path.size(), 4u) << describe(r);
+  EXPECT_EQ(r.path[3], "structure/1 FAIL") << describe(r);
+}
+
+TEST_F(structure_routing_test,
        dropped_reduction_fails_structure_and_diagnose_ir_sends_it_back) {
   add_agent("repairing", R"({"verdict": "FAIL_FIXABLE", "diagnosis": {
       "owner": "kernel", "failure_class": "kernel",
