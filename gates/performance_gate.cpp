@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <fmt/format.h>
+#include <functional>
 
 namespace kport::gates {
 
@@ -103,33 +104,36 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
   // them side by side and leases itself to them in that order.
   std::vector<measured_run> runs;
   auto order = bench_order(spec.perf_rounds);
-  // The reference's check files are written where only the reference's
-  // runs can reach (its own cache folder: the candidate's sandbox hides the
-  // job folder and shows only the candidate's), and copied beside the
-  // candidate's once every run is over: in the attempt folder, which the
-  // candidate's bench may write, its run could read the reference's digests
-  // of the same round (and forge its own to match) or rewrite them before
-  // the round is judged. Without a job folder (no sandbox either), both sit
-  // in the attempt's checks/.
-  auto private_checks = ctx.attempt.job_dir.empty()
-                            ? dir / "checks"
+  // The reference's check files and traces are written where only the
+  // reference's runs can reach (its own cache folder: the candidate's
+  // sandbox hides the job folder and shows only the candidate's), and moved
+  // beside the candidate's once every run is over. In the attempt folder,
+  // which the candidate's processes may write (and they start while others
+  // run), a candidate could read the reference's digests of the same round
+  // and forge its own to match, or rewrite the reference's digests or trace
+  // before kport reads them. Without a job folder (no sandbox either), all
+  // sit in the attempt.
+  auto reference_root = ctx.attempt.job_dir.empty()
+                            ? dir
                             : fs::path{evidence::bundle::cache_dir(
                                   ctx.attempt.job_dir, "reference")} /
-                                  "checks" / dir.filename();
-  fs::create_directories(private_checks, ec);
+                                  "performance" / dir.filename();
+  auto root_of = [&](side s) {
+    return s == side::reference ? reference_root : dir;
+  };
+  fs::remove_all(reference_root / "traces", ec);
+  fs::create_directories(reference_root / "checks", ec);
   auto check_name = [](side s, int round) {
     return fmt::format("bench-{}-{}.jsonl", to_string(s), round);
   };
   auto check_path_of = [&](side s, int round) {
-    return ((s == side::reference ? private_checks : dir / "checks") /
-            check_name(s, round))
-        .string();
+    return (root_of(s) / "checks" / check_name(s, round)).string();
   };
   for (auto [s, round] : order) {
     auto name = fmt::format("bench-{}-{}", to_string(s), round);
     measured_run run;
     run.what = fmt::format("bench {} {}", to_string(s), round);
-    run.trace_dir = (dir / "traces" / name).string();
+    run.trace_dir = (root_of(s) / "traces" / name).string();
     run.pair_key = ctx.attempt.job;
     run.seq = static_cast<int>(runs.size());
     run.quiet = true;
@@ -148,20 +152,43 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     run.process.env.emplace_back("KPORT_SEED_FD", "0");
     runs.push_back(std::move(run));
   }
+  // Where the bundle keeps a run's trace (the gate report names it there).
+  auto shown_trace = [&](const measured_run& run) {
+    return (dir / "traces" / fs::path{run.trace_dir}.filename()).string();
+  };
+  // Once the gate is decided, every run over and everything read, the
+  // reference's check files and traces join the evidence in the attempt,
+  // whichever way the gate returns.
+  struct at_exit {
+    std::function<void()> f;
+    ~at_exit() { f(); }
+  } move_reference_evidence{[&] {
+    if (reference_root == dir)
+      return;
+    auto move = [&](const fs::path& from, const fs::path& to) {
+      if (!fs::exists(from, ec))
+        return;
+      fs::remove_all(to, ec);
+      fs::create_directories(to.parent_path(), ec);
+      fs::rename(from, to, ec);
+      if (ec) // another file system: copied instead
+        fs::copy(from, to, fs::copy_options::recursive, ec);
+    };
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      auto [s, round] = order[i];
+      if (s != side::reference)
+        continue;
+      move(check_path_of(s, round), dir / "checks" / check_name(s, round));
+      move(runs[i].trace_dir, shown_trace(runs[i]));
+    }
+    fs::remove_all(reference_root, ec);
+  }};
   // Stop at the first finding: each round is judged as soon as it and the
   // rounds before it ended, and the runs left are cancelled.
   auto results = run_until_first_finding(
       ctx, runs, order, [&](int round, const auto& seen) {
         return round_ends_gate(spec, order, seen, round, check_path_of);
       });
-  // Every run is over: the reference's check files join the evidence.
-  if (private_checks != dir / "checks")
-    for (int round = 1; round <= spec.perf_rounds; ++round) {
-      auto from = check_path_of(side::reference, round);
-      if (fs::exists(from))
-        fs::copy_file(from, dir / "checks" / check_name(side::reference, round),
-                      fs::copy_options::overwrite_existing, ec);
-    }
   // Judged round by round, the reference before the candidate: its digests
   // are what the candidate's are checked against.
   std::vector<std::size_t> judged(order.size());
@@ -172,7 +199,9 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
     auto [s, round] = order[i];
     auto& result = results[i];
     auto check_path = check_path_of(s, round);
-    add_measured_run(report, run, result);
+    auto recorded = run;
+    recorded.trace_dir = shown_trace(run);
+    add_measured_run(report, recorded, result);
     auto blame = s == side::reference ? msg::FailureClass::env
                                       : msg::FailureClass::kernel;
     auto verdict_on_failure = s == side::reference ? msg::Verdict::BLOCKED
