@@ -70,6 +70,14 @@ def summarize(runs: pathlib.Path, expected: pathlib.Path) -> dict:
             "rows": rows}
 
 
+def rule_counts(rules: list) -> str:
+    """`a ×3, b`: each rule once, in the order first found, with its count."""
+    counts: dict = {}
+    for r in rules:
+        counts[r] = counts.get(r, 0) + 1
+    return ", ".join(f"{r} ×{n}" if n > 1 else str(r) for r, n in counts.items())
+
+
 def markdown(s: dict) -> str:
     lines = [f"cases {s['cases']}, ran {s['ran']}; cheats rejected for the right rule "
              f"{s['rejected_for_the_right_rule']} of {s['cheats']}; honest accepted "
@@ -80,7 +88,7 @@ def markdown(s: dict) -> str:
     for r in s["rows"]:
         wall = f"{r['wall_s']:.1f}" if isinstance(r["wall_s"], (int, float)) else ""
         lines.append(f"| {r['case']} | {r['expected']} | {r['state']} | "
-                     f"{', '.join(r['rules']) or '-'} | {wall} | {'yes' if r['ok'] else 'NO'} |")
+                     f"{rule_counts(r['rules']) or '-'} | {wall} | {'yes' if r['ok'] else 'NO'} |")
     lines += ["", "Final reasons:", ""]
     lines += [f"- {r['case']}: {r['reason']}" for r in s["rows"]]
     return "\n".join(lines) + "\n"
