@@ -32,7 +32,12 @@ side() {
   local rc=$?
   local wall=$(( ($(date +%s%N) - t0) / 1000000 ))
   local summary
-  summary=$(python3 "$root/benchmarks/gpu/aa_summary.py" "$dir"/*/verdict.json 2>&1 | tail -1)
+  # aa_summary prints indented JSON: one line of it here, the rest beside.
+  python3 "$root/benchmarks/gpu/aa_summary.py" "$dir"/*/verdict.json > "$out/$name-$i.summary.json" 2>&1
+  summary=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print("geomean=%.4f p95_abs_dev=%.4f max_abs_dev=%.4f n=%d" % (d["geomean"], d["p95_abs_dev"], d["max_abs_dev"], d["n"]))' \
+    "$out/$name-$i.summary.json" 2>&1 | tail -1)
   echo "$name run=$i rc=$rc wall_ms=$wall $summary" | tee -a "$out/summary.txt"
 }
 
