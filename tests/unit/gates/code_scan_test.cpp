@@ -47,7 +47,9 @@ const std::map<std::string, std::pair<std::string, std::string>> cheats{
      {"impl.py", "import ctypes\ncuda = ctypes.CDLL('libcuda.so.1')\n"}},
     {"timer_patch",
      {"impl.py", "import torch\ntorch.cuda.synchronize = lambda *a: None\n"}},
-    {"nvtx_ranges", {"impl.py", "torch.cuda.nvtx.range_pop()\n"}},
+    {"nvtx_kport_ranges",
+     {"impl.py", "torch.cuda.nvtx.range_pop()\n"
+                 "torch.cuda.nvtx.range_push(f\"kport:{config}\")\n"}},
     {"profiler_api", {"port.cu", "cudaProfilerStop();\n"}},
     {"device_launch",
      {"port.cu", "__global__ void port(float* y) {\n"
@@ -121,6 +123,12 @@ def softmax_rows(x):
   for (auto& f : scan("softmax_impl.py", honest))
     EXPECT_NE(f.tier, code_tier::hard) << f.describe();
   EXPECT_TRUE(scan("port.cu", "#if KPORT_DTYPE == 1\n#endif\n").empty());
+  // The port's own NVTX ranges: a note (kport times only its own ranges).
+  auto own = scan("port.cu", "nvtxRangePushA(\"softmax.rows\");\n"
+                             "nvtxRangePop();\n");
+  EXPECT_EQ(rules_of(own), std::set<std::string>{"nvtx_ranges"});
+  for (auto& f : own)
+    EXPECT_EQ(f.tier, code_tier::support) << f.describe();
   // Host launches, and separate compilation (not itself a device launch).
   EXPECT_TRUE(scan("port.cu", "port<<<grid, 256, 0, stream>>>(y);\n"
                               "// nvcc -O3 -rdc=true -lcudadevrt port.cu\n")
