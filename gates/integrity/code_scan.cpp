@@ -108,6 +108,7 @@ code_rule_table decode(const toml::table& t, const std::string& name) {
             fmt::format("names `{}`, which [languages] does not define", l));
       rule.globs.insert(rule.globs.end(), i->second.begin(), i->second.end());
     }
+    rule.exclude = r.strings("exclude");
     rule.pattern = r.required_string("pattern");
     rule.message = r.required_string("message");
     r.finish();
@@ -179,8 +180,9 @@ std::vector<code_finding> scan_code(const code_rule_table& rules,
         starts.push_back(i + 1);
     std::vector<code_finding> here;
     for (auto& c : res) {
-      if (std::none_of(c.rule->globs.begin(), c.rule->globs.end(),
-                       [&](auto& g) { return glob_matches(g, f.path); }))
+      auto matches = [&](auto& g) { return glob_matches(g, f.path); };
+      if (std::none_of(c.rule->globs.begin(), c.rule->globs.end(), matches) ||
+          std::any_of(c.rule->exclude.begin(), c.rule->exclude.end(), matches))
         continue;
       std::set<int> lines;
       re2::StringPiece text{f.text};

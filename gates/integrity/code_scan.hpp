@@ -20,8 +20,9 @@ struct code_rule {
   std::string id;
   std::string family;
   code_tier tier = code_tier::hard;
-  std::vector<std::string> globs; ///< from its languages
-  std::string pattern;            ///< RE2, placeholders unexpanded
+  std::vector<std::string> globs;   ///< from its languages
+  std::vector<std::string> exclude; ///< files of those it does not read
+  std::string pattern;              ///< RE2, placeholders unexpanded
   std::string message;
   int line = 0; ///< where the rule starts in its file
 };

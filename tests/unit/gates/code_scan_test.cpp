@@ -123,6 +123,12 @@ def softmax_rows(x):
   for (auto& f : scan("softmax_impl.py", honest))
     EXPECT_NE(f.tier, code_tier::hard) << f.describe();
   EXPECT_TRUE(scan("port.cu", "#if KPORT_DTYPE == 1\n#endif\n").empty());
+  // A Cargo build script finds the reference as a shell one may; the
+  // crate's code may not read kport's environment.
+  auto env = "let r = std::env::var(\"KPORT_REFERENCE\").unwrap();\n";
+  EXPECT_TRUE(scan("port/build.rs", env).empty());
+  EXPECT_EQ(rules_of(scan("port/src/lib.rs", env)),
+            std::set<std::string>{"kport_env"});
   // The port's own NVTX ranges: a note (kport times only its own ranges).
   auto own = scan("port.cu", "nvtxRangePushA(\"softmax.rows\");\n"
                              "nvtxRangePop();\n");
