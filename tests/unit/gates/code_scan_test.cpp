@@ -40,6 +40,7 @@ const std::map<std::string, std::pair<std::string, std::string>> cheats{
     {"helper_internals_cpp", {"port.cu", "#include <kport/bench.hpp>\n"}},
     {"startup_hook",
      {"lib/sitecustomize.py", "import builtins\nbuiltins.print = id\n"}},
+    {"pth_import", {"site-packages/zz.pth", "import kport_hack\n"}},
     {"profiler_library",
      {"impl.py", "lib = '/usr/local/cuda/lib64/libcupti.so'\n"}},
     {"cupti_calls", {"port.cu", "  cuptiActivityDisable(kind);\n"}},
@@ -92,10 +93,15 @@ TEST(code_scan, a_finding_names_file_line_and_the_matched_text) {
 }
 
 TEST(code_scan, files_python_runs_by_name_are_findings_whatever_they_hold) {
-  auto pth = scan("site-packages/zz.pth", "import kport_hack\n");
-  ASSERT_EQ(rules_of(pth), std::set<std::string>{"startup_hook"});
-  EXPECT_EQ(pth[0].line, 1);
-  EXPECT_EQ(pth[0].text, "import kport_hack");
+  auto pth = scan("site-packages/zz.pth", "../lib\nimport kport_hack\n");
+  ASSERT_EQ(rules_of(pth), std::set<std::string>{"pth_import"});
+  EXPECT_EQ(pth[0].line, 2);
+  EXPECT_EQ(pth[0].text, "import ");
+  auto hook = scan("lib/usercustomize.py", "");
+  EXPECT_EQ(rules_of(hook), std::set<std::string>{"startup_hook"});
+  // torch.save's checkpoint of the same suffix (a zip): no import line.
+  EXPECT_TRUE(
+      scan("expected.pth", std::string("PK\x03\x04\0\0data.pkl", 16)).empty());
   auto conftest = scan("tests/conftest.py", "");
   ASSERT_EQ(rules_of(conftest), std::set<std::string>{"pytest_hook"});
   EXPECT_EQ(conftest[0].tier, code_tier::support);
