@@ -6,11 +6,24 @@
 # alternating, on one GPU in one call. Each run's wall time (the gate's whole
 # cost: start-ups, benches, trace reading, rules) and its A/A figures
 # (aa_summary.py) go to stdout and $OUT/aa-before-after/.
-#   benchmarks/gpu/aa_before_after.sh BEFORE_DIR [PAIRS] [SET]
-#   (PAIRS: before/after pairs, default 2; SET: aa_triton or aa_cuda)
+#   benchmarks/gpu/aa_before_after.sh BEFORE [PAIRS] [SET]
+#   (BEFORE: that folder, or build/bundle-before.tar.xz as
+#   benchmarks/gpu/before_bundle.sh packs it; PAIRS: before/after pairs,
+#   default 2; SET: aa_triton or aa_cuda)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-before=$(cd "${1:?usage: aa_before_after.sh BEFORE_DIR [PAIRS] [SET]}" && pwd)
+before=${1:?usage: aa_before_after.sh BEFORE_DIR_OR_TAR_XZ [PAIRS] [SET]}
+if [[ -f $before && $before == *.tar.xz ]]; then
+  unpacked=/tmp/kport-aa-before
+  rm -rf "$unpacked" && mkdir -p "$unpacked"
+  tar -C "$unpacked" -xJf "$before" || exit 1
+  before=$unpacked/.bundle-before
+fi
+[[ -d $before ]] || {
+  echo "aa_before_after: $before is neither a folder nor a .tar.xz (benchmarks/gpu/before_bundle.sh packs one)" >&2
+  exit 2
+}
+before=$(cd "$before" && pwd)
 pairs=${2:-2}
 set_name=${3:-aa_triton}
 out=${OUT:-/tmp}/aa-before-after
