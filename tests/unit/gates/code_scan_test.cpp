@@ -107,6 +107,17 @@ TEST(code_scan, files_python_runs_by_name_are_findings_whatever_they_hold) {
   EXPECT_EQ(conftest[0].tier, code_tier::support);
 }
 
+TEST(code_scan, the_helper_reached_by_name_is_helper_internals) {
+  for (auto* text :
+       {"seed = importlib.import_module('kport_bench').round_seed()\n",
+        "h = __import__(\"kport_bench\")\n", "import os, kport_bench\n"})
+    EXPECT_EQ(rules_of(scan("impl.py", text)),
+              std::set<std::string>{"helper_internals"})
+        << text;
+  // The word in prose is not a reach.
+  EXPECT_TRUE(scan("impl.py", "# timed by kport_bench's helper\n").empty());
+}
+
 TEST(code_scan, rules_apply_only_to_their_languages) {
   EXPECT_TRUE(
       scan("notes.md", "sys._getframe(1) os.environ['KPORT_SIDE']").empty());
