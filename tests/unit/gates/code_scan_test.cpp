@@ -114,6 +114,12 @@ TEST(code_scan, the_helper_reached_by_name_is_helper_internals) {
     EXPECT_EQ(rules_of(scan("impl.py", text)),
               std::set<std::string>{"helper_internals"})
         << text;
+  for (auto* text :
+       {"namespace kport { namespace bench { extern int x; } }\n",
+        "auto* s = dlsym(RTLD_DEFAULT, \"_ZN5kport5bench4seedE\");\n"})
+    EXPECT_EQ(rules_of(scan("port.cu", text)),
+              std::set<std::string>{"helper_internals_cpp"})
+        << text;
   // The word in prose is not a reach.
   EXPECT_TRUE(scan("impl.py", "# timed by kport_bench's helper\n").empty());
 }
