@@ -36,6 +36,10 @@ const std::map<std::string, std::pair<std::string, std::string>> cheats{
                  "    if loop.f_locals.get('i') == 0: return x\n"}},
     {"gc_walk",
      {"impl.py", "import gc\nfor o in gc.get_objects():\n    pass\n"}},
+    {"bench_main",
+     {"impl.py",
+      "import sys\nbench = sys.modules['__main__']\n"
+      "cfgs = [c for c in vars(bench).values() if hasattr(c, 'seed')]\n"}},
     {"helper_internals", {"impl.py", "from kport_bench import impl as _h\n"}},
     {"helper_internals_cpp", {"port.cu", "#include <kport/bench.hpp>\n"}},
     {"startup_hook",
@@ -120,6 +124,11 @@ TEST(code_scan, the_helper_reached_by_name_is_helper_internals) {
     EXPECT_EQ(rules_of(scan("port.cu", text)),
               std::set<std::string>{"helper_internals_cpp"})
         << text;
+  // A module's own entry point is not the bench's.
+  EXPECT_TRUE(
+      scan("impl.py", "if __name__ == \"__main__\":\n    main()\n").empty());
+  EXPECT_EQ(rules_of(scan("impl.py", "import os, __main__\n")),
+            std::set<std::string>{"bench_main"});
   // The word in prose is not a reach.
   EXPECT_TRUE(scan("impl.py", "# timed by kport_bench's helper\n").empty());
 }
