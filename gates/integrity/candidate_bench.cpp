@@ -16,6 +16,7 @@ check_candidate_bench(const candidate_bench_evidence& e, const port_spec& spec,
     if (e.reference_traces) {
       add(check_range_structure(e.traces, *e.reference_traces, where));
       add(check_outside_work(e.traces, *e.reference_traces, spec, where));
+      add(check_input_regeneration(e.traces, *e.reference_traces, where));
     } else {
       add(check_outside_window(e.traces, spec.target.kernels, where));
     }

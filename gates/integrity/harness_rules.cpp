@@ -314,4 +314,129 @@ check_outside_work(const std::vector<trace::trace>& candidate,
   return out;
 }
 
+namespace {
+
+/// Per launch, where it ran in one side's run: inside an input range of the
+/// helper, a timed window or a warm-up range, or elsewhere (set-up before
+/// the first range, between ranges, another process).
+struct input_launches {
+  std::map<kernel_name, std::string> made; ///< in input ranges: its config
+  std::map<kernel_name, int> timed, elsewhere;
+  /// Per warm-up range (id within its trace), launches there.
+  std::map<kernel_name, std::map<std::pair<std::uint32_t, std::int64_t>, int>>
+      warm;
+  int windows = 0;
+};
+
+input_launches input_launches_of(const std::vector<trace::trace>& traces) {
+  input_launches out;
+  for (auto& t : traces) {
+    std::unordered_map<std::int64_t, const trace::trace_range*> by_id;
+    for (auto& r : t.ranges) {
+      by_id.emplace(r.id, &r);
+      out.windows += timed(r.name);
+    }
+    // The input range around a launch range, if any (library ranges may
+    // nest inside it).
+    auto input_config = [&](std::int64_t id) -> const std::string* {
+      for (std::size_t steps = 0; id >= 0 && steps <= by_id.size(); ++steps) {
+        auto r = by_id.find(id);
+        if (r == by_id.end())
+          return nullptr;
+        if (starts_with(r->second->name, nvtx::inputs_prefix))
+          return &r->second->name;
+        id = r->second->parent;
+      }
+      return nullptr;
+    };
+    window_finder find{t};
+    auto take = [&](kernel_name n, std::int64_t range) {
+      if (auto* name = input_config(range)) {
+        out.made.emplace(std::move(n),
+                         name->substr(nvtx::inputs_prefix.size()));
+        return;
+      }
+      auto win = find.of(range);
+      if (win.kind == window_kind::timed)
+        ++out.timed[n];
+      else if (win.kind == window_kind::warmup)
+        ++out.warm[n][{t.pid, win.range}];
+      else
+        ++out.elsewhere[n];
+    };
+    for (auto& k : t.kernels)
+      take(launch_of(k), k.range);
+    for (auto& m : t.memops)
+      take(launch_of(m), m.range);
+  }
+  return out;
+}
+
+} // namespace
+
+std::vector<integrity_finding>
+check_input_regeneration(const std::vector<trace::trace>& candidate,
+                         const std::vector<trace::trace>& reference,
+                         const run_label& where) {
+  auto ref = input_launches_of(reference);
+  if (ref.made.empty())
+    return {}; // a bench without the helper's input ranges
+  auto cand = input_launches_of(candidate);
+  auto count = [](const std::map<kernel_name, int>& m, const kernel_name& n) {
+    auto i = m.find(n);
+    return i == m.end() ? 0 : i->second;
+  };
+  auto most_in_a_warm_up = [](const input_launches& side,
+                              const kernel_name& n) {
+    int most = 0;
+    if (auto i = side.warm.find(n); i != side.warm.end())
+      for (auto& [range, k] : i->second)
+        most = std::max(most, k);
+    return most;
+  };
+  std::vector<integrity_finding> out;
+  for (auto& [n, config] : ref.made) {
+    // What the candidate's own calls launch of it per call (a cast of an
+    // input's shape), and one launch more a warm-up call (a buffer made on
+    // first use) or two at set-up: an honest port's. Making the inputs of
+    // the timed calls takes one launch per call, beyond that.
+    int per_call = static_cast<int>(
+        std::ceil(static_cast<double>(count(cand.timed, n)) /
+                      static_cast<double>(std::max(1, cand.windows)) -
+                  1e-9));
+    int in_warm_up = per_call + most_in_a_warm_up(ref, n) + 1;
+    int excess = 0, seen = 0;
+    if (auto i = cand.warm.find(n); i != cand.warm.end())
+      for (auto& [range, k] : i->second) {
+        seen += k;
+        excess += std::max(0, k - in_warm_up);
+      }
+    int c = count(cand.elsewhere, n);
+    seen += c;
+    excess += std::max(0, c - (count(ref.elsewhere, n) + 2 * per_call + 2));
+    if (excess == 0)
+      continue;
+    auto f = make_finding(
+        msg::IntegrityRule::harness_tampered, where, config,
+        fmt::format(
+            "{}, which the helper makes the inputs with, ran {} "
+            "times in the {} outside its input ranges and timed "
+            "windows against {} in the reference's bench: the timed "
+            "calls' inputs were made ahead of them (in a warm-up "
+            "call, at set-up or in another process), where nothing "
+            "is timed",
+            launch_text(n), seen, where.what, count(ref.elsewhere, n) + [&] {
+              int w = 0;
+              if (auto i = ref.warm.find(n); i != ref.warm.end())
+                for (auto& [range, k] : i->second)
+                  w += k;
+              return w;
+            }()));
+    f.kernels = {n.shown()};
+    f.count = excess;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 } // namespace kport::gates

@@ -100,18 +100,22 @@ struct bench_shape {
 };
 
 /// kport_bench's trace: the helper's kernels (randn, fill, digest) the same
-/// on both sides, `call` in the windows and the warm-up.
+/// on both sides, `call` in the windows and the warm-up. The warm-up call's
+/// inputs are made outside any range, a timed call's in `kport.inputs:`.
 inline trace::trace bench(const call_fn& call, const bench_shape& shape = {}) {
   builder b;
   b.kernel("module_init_kernel"); // before any bench range: set-up
   for (auto& c : shape.configs) {
+    b.kernel("randn_kernel", 50, 64);
     if (shape.warmup_in_range)
       b.push("kport.warmup:" + c);
     call(b, c, 0);
     if (shape.warmup_in_range)
       b.pop();
     for (int i = 1; i <= shape.iterations; ++i) {
+      b.push("kport.inputs:" + c);
       b.kernel("randn_kernel", 50, 64);
+      b.pop();
       if (shape.flush)
         b.kernel("fill_kernel", 80, 4096);
       b.push("kport:" + c);

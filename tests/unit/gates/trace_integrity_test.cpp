@@ -629,5 +629,110 @@ TEST(trace_integrity, work_outside_names_the_launching_thread) {
   EXPECT_FALSE(contains(f[0].detail, "background")) << f[0].detail;
 }
 
+// ---- inputs made ahead of the timed calls -----------------------------
+
+/// A port that knows the round's seed (taken from the helper's process):
+/// `regen` more launches of the helper's input generation where `when`
+/// says (the warm-up call of each config, or set-up before the first
+/// range), the outputs computed there, and each timed call a copy of the
+/// stored output beside a token of its kernel.
+trace::trace ahead(int regen, bool at_setup, int camouflage = 0) {
+  bench_shape shape;
+  shape.iterations = 10;
+  auto t = bench(
+      [&](builder& b, const std::string&, int i) {
+        if (i == 0 && !at_setup)
+          for (int k = 0; k < regen; ++k) {
+            b.kernel("randn_kernel", 50, 64);
+            b.kernel("port_kernel", 400);
+          }
+        if (i > 0) {
+          for (int k = 0; k < camouflage; ++k)
+            b.kernel("randn_kernel", 50, 64);
+          b.copy(1 << 20, 20);
+        }
+        b.kernel("port_kernel", 5, 1);
+      },
+      shape);
+  if (at_setup) {
+    builder s;
+    for (int k = 0; k < regen; ++k)
+      s.kernel("randn_kernel", 50, 64);
+    for (auto& k : s.t.kernels)
+      t.kernels.push_back(k); // range -1: before any bench range
+  }
+  return t;
+}
+
+const trace::trace& reference10() {
+  bench_shape shape;
+  shape.iterations = 10;
+  static auto t = bench(launches("ref_kernel"), shape);
+  return t;
+}
+
+TEST(trace_integrity, the_honest_bench_makes_its_inputs_where_the_helper_does) {
+  bench_shape shape;
+  shape.iterations = 10;
+  auto honest = bench(launches("port_kernel"), shape);
+  EXPECT_TRUE(
+      check_input_regeneration({honest}, {reference10()}, where).empty());
+  // A port that casts a tensor of an input's shape in every call launches
+  // what the input generation launches, in the windows and the warm-up
+  // calls alike; and two launches at set-up (a self-test) are its own.
+  auto casts = bench(
+      [](builder& b, const std::string&, int) {
+        b.kernel("randn_kernel", 50, 64);
+        b.kernel("port_kernel");
+      },
+      shape);
+  casts.kernels.push_back(casts.kernels.front());
+  casts.kernels.back().range = -1;
+  EXPECT_TRUE(
+      check_input_regeneration({casts}, {reference10()}, where).empty());
+}
+
+TEST(trace_integrity, inputs_made_in_a_warm_up_call_are_harness_tampered) {
+  auto f = check_input_regeneration({ahead(10, false)}, {reference10()}, where);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rule, msg::IntegrityRule::harness_tampered);
+  EXPECT_TRUE(contains(f[0].detail, "randn_kernel")) << f[0].detail;
+  EXPECT_TRUE(contains(f[0].detail, "made ahead")) << f[0].detail;
+  // 20 more than the reference's 2 (two configs, ten calls each), less the
+  // two set-up launches allowed.
+  EXPECT_EQ(f[0].count, 18);
+  // Through the whole table too, first among the rules that fire.
+  auto timed = samples_from_traces({ahead(10, false)}, time_source::kernel_sum);
+  std::vector<run_samples> rounds{timed};
+  bench_checks none;
+  std::vector<trace::trace> cand{ahead(10, false)}, ref{reference10()};
+  candidate_bench_evidence e{cand, rounds, none, none, true, &ref, 0};
+  auto all = check_candidate_bench(e, spec(), where);
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all[0].rule, msg::IntegrityRule::harness_tampered);
+}
+
+TEST(trace_integrity, inputs_made_at_set_up_or_beside_the_calls_are_seen) {
+  auto setup =
+      check_input_regeneration({ahead(20, true)}, {reference10()}, where);
+  ASSERT_EQ(setup.size(), 1u);
+  EXPECT_EQ(setup[0].count, 18);
+  // One launch of the generator in every timed window as cover buys two
+  // warm-up calls' and two set-up calls' worth, not twenty calls.
+  auto cover =
+      check_input_regeneration({ahead(10, false, 1)}, {reference10()}, where);
+  ASSERT_EQ(cover.size(), 1u);
+  // In another process of the run (no ranges at all).
+  bench_shape shape;
+  shape.iterations = 10;
+  builder other;
+  for (int k = 0; k < 20; ++k)
+    other.kernel("randn_kernel", 50, 64);
+  other.t.pid = 200;
+  auto elsewhere = check_input_regeneration(
+      {bench(launches("port_kernel"), shape), other.t}, {reference10()}, where);
+  ASSERT_EQ(elsewhere.size(), 1u);
+}
+
 } // namespace
 } // namespace kport::gates
