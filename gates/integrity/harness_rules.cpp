@@ -245,6 +245,11 @@ std::string launch_text(const kernel_name& n) {
   return describe({n});
 }
 
+int count(const std::map<kernel_name, int>& m, const kernel_name& n) {
+  auto i = m.find(n);
+  return i == m.end() ? 0 : i->second;
+}
+
 } // namespace
 
 std::vector<integrity_finding>
@@ -255,10 +260,6 @@ check_outside_work(const std::vector<trace::trace>& candidate,
     return {};
   auto cand = work_of(candidate);
   auto ref = work_of(reference);
-  auto count = [](const std::map<kernel_name, int>& m, const kernel_name& n) {
-    auto i = m.find(n);
-    return i == m.end() ? 0 : i->second;
-  };
   // How many calls the reference's bench makes outside its windows beyond
   // the harness (a user's bench warming up outside any range): its own
   // launches there, in calls.
@@ -382,10 +383,6 @@ check_input_regeneration(const std::vector<trace::trace>& candidate,
   if (ref.made.empty())
     return {}; // a bench without the helper's input ranges
   auto cand = input_launches_of(candidate);
-  auto count = [](const std::map<kernel_name, int>& m, const kernel_name& n) {
-    auto i = m.find(n);
-    return i == m.end() ? 0 : i->second;
-  };
   auto most_in_a_warm_up = [](const input_launches& side,
                               const kernel_name& n) {
     int most = 0;
