@@ -144,6 +144,26 @@ private:
   std::size_t written_ = 0;
 };
 
+/// The child's stdin: /dev/null, or a pipe holding `data` whose write end
+/// is closed (written whole before the child starts: a pipe holds far more
+/// than 4 KiB), so the child reads it, then end of file.
+result<int> child_stdin(const std::string& data) {
+  if (data.empty())
+    return ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (data.size() > 4096)
+    return fail(error_code::process, "stdin data over 4 KiB");
+  int in_pipe[2];
+  if (::pipe2(in_pipe, O_CLOEXEC) != 0)
+    return fail(error_code::process,
+                fmt::format("pipe failed: {}", std::strerror(errno)));
+  auto n = ::write(in_pipe[1], data.data(), data.size());
+  ::close(in_pipe[1]);
+  if (n != static_cast<ssize_t>(data.size())) {
+    ::close(in_pipe[0]);
+    return fail(error_code::process, "cannot write the child's stdin");
+  }
+  return in_pipe[0];
+}
 } // namespace
 
 std::string process_outcome::describe() const {
@@ -233,35 +253,13 @@ result<process_outcome> run_process(const process_spec& spec,
     return fail(error_code::process,
                 fmt::format("pipe failed: {}", std::strerror(errno)));
   }
-  int stdin_fd = -1;
-  if (spec.stdin_data.empty()) {
-    stdin_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  } else {
-    // Written whole before the child starts (a pipe holds far more than 4
-    // KiB), then the write end closed: the child reads it, then end of file.
-    int in_pipe[2];
-    if (spec.stdin_data.size() > 4096 || ::pipe2(in_pipe, O_CLOEXEC) != 0) {
-      for (int fd : {out_pipe[0], out_pipe[1], report_pipe[0], report_pipe[1],
-                     go_pipe[0], go_pipe[1], log_fd})
-        if (fd >= 0)
-          ::close(fd);
-      return fail(error_code::process,
-                  spec.stdin_data.size() > 4096
-                      ? std::string{"stdin data over 4 KiB"}
-                      : fmt::format("pipe failed: {}", std::strerror(errno)));
-    }
-    auto n =
-        ::write(in_pipe[1], spec.stdin_data.data(), spec.stdin_data.size());
-    ::close(in_pipe[1]);
-    if (n != static_cast<ssize_t>(spec.stdin_data.size())) {
-      ::close(in_pipe[0]);
-      for (int fd : {out_pipe[0], out_pipe[1], report_pipe[0], report_pipe[1],
-                     go_pipe[0], go_pipe[1], log_fd})
-        if (fd >= 0)
-          ::close(fd);
-      return fail(error_code::process, "cannot write the child's stdin");
-    }
-    stdin_fd = in_pipe[0];
+  auto stdin_fd = child_stdin(spec.stdin_data);
+  if (!stdin_fd) {
+    for (int fd : {out_pipe[0], out_pipe[1], report_pipe[0], report_pipe[1],
+                   go_pipe[0], go_pipe[1], log_fd})
+      if (fd >= 0)
+        ::close(fd);
+    return stdin_fd.err();
   }
   const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
 
@@ -312,8 +310,8 @@ result<process_outcome> run_process(const process_spec& spec,
         ::_exit(127);
       ::prctl(PR_SET_PDEATHSIG, 0);
     }
-    if (stdin_fd >= 0)
-      ::dup2(stdin_fd, 0);
+    if (*stdin_fd >= 0)
+      ::dup2(*stdin_fd, 0);
     ::dup2(out_pipe[1], 1);
     ::dup2(out_pipe[1], 2);
     start_failure f{0, 0};
@@ -328,8 +326,8 @@ result<process_outcome> run_process(const process_spec& spec,
   }
   ::close(out_pipe[1]);
   ::close(report_pipe[1]);
-  if (stdin_fd >= 0)
-    ::close(stdin_fd);
+  if (*stdin_fd >= 0)
+    ::close(*stdin_fd);
   if (pid < 0) {
     auto err = errno;
     if (go_pipe[0] >= 0) {
