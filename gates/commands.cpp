@@ -99,6 +99,19 @@ core::process_spec side_process(const gate_context& ctx, side s,
   return p;
 }
 
+std::string reference_private_dir(const gate_context& ctx,
+                                  std::string_view gate) {
+  if (ctx.attempt.job_dir.empty())
+    return {};
+  auto dir = fs::path{evidence::bundle::cache_dir(ctx.attempt.job_dir,
+                                                  to_string(side::reference))} /
+             gate / fs::path{ctx.attempt.attempt_dir}.filename();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directories(dir, ec);
+  return dir.string();
+}
+
 result<void> ensure_reference_built(const gate_context& ctx) {
   if (ctx.spec->reference.build.empty())
     return {};

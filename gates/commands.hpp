@@ -3,6 +3,7 @@
 #include "gates/gate_context.hpp"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kport::gates {
@@ -22,6 +23,13 @@ core::process_spec side_process(const gate_context& ctx, side s,
                                 const std::vector<std::string>& argv,
                                 const std::string& log_path,
                                 std::chrono::seconds timeout);
+
+/// Where the reference's evidence of this attempt's gate `gate` is written
+/// while the candidate's processes run: a fresh folder in the reference's
+/// cache folder, which the candidate's sandbox hides (the attempt folder
+/// is theirs to write). Empty without a job folder (nothing is hidden then).
+std::string reference_private_dir(const gate_context& ctx,
+                                  std::string_view gate);
 
 /// Builds the reference once per job (a marker in {out} remembers it).
 result<void> ensure_reference_built(const gate_context& ctx);

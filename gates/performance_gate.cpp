@@ -1,6 +1,5 @@
 #include "gates/performance_gate.hpp"
 
-#include "evidence/bundle.hpp"
 #include "gates/bench_check.hpp"
 #include "gates/bench_order.hpp"
 #include "gates/bench_samples.hpp"
@@ -113,15 +112,12 @@ gate_outcome run_performance_gate(const gate_context& ctx) {
   // and forge its own to match, or rewrite the reference's digests or trace
   // before kport reads them. Without a job folder (no sandbox either), all
   // sit in the attempt.
-  auto reference_root = ctx.attempt.job_dir.empty()
-                            ? dir
-                            : fs::path{evidence::bundle::cache_dir(
-                                  ctx.attempt.job_dir, "reference")} /
-                                  "performance" / dir.filename();
+  fs::path reference_root = reference_private_dir(ctx, "performance");
+  if (reference_root.empty())
+    reference_root = dir;
   auto root_of = [&](side s) {
     return s == side::reference ? reference_root : dir;
   };
-  fs::remove_all(reference_root / "traces", ec);
   fs::create_directories(reference_root / "checks", ec);
   auto check_name = [](side s, int round) {
     return fmt::format("bench-{}-{}.jsonl", to_string(s), round);

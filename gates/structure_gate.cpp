@@ -1,7 +1,6 @@
 #include "gates/structure_gate.hpp"
 
 #include "core/atomic_file.hpp"
-#include "evidence/bundle.hpp"
 #include "gates/commands.hpp"
 #include "gates/gate_report.hpp"
 #include "gates/integrity/reference_rules.hpp"
@@ -38,15 +37,10 @@ result<std::string> dump_ir(const gate_context& ctx, side s,
   // (its cache folder, hidden from the candidate's sandbox): in the attempt
   // folder the candidate's IR command, which runs next, could overwrite it
   // with its own. run_structure_gate copies it beside the candidate's.
-  if (s == side::reference && !ctx.attempt.job_dir.empty()) {
-    auto private_dir = fs::path{evidence::bundle::cache_dir(ctx.attempt.job_dir,
-                                                            "reference")} /
-                       "ir" / dir.filename();
-    std::error_code ec;
-    fs::remove_all(private_dir, ec);
-    fs::create_directories(private_dir, ec);
-    out = (private_dir / "reference.ir").string();
-  }
+  if (s == side::reference)
+    if (auto private_dir = reference_private_dir(ctx, "ir");
+        !private_dir.empty())
+      out = (fs::path{private_dir} / "reference.ir").string();
   auto& argv =
       s == side::reference ? ctx.spec->reference.ir : ctx.spec->target.ir;
   measured_run run;
