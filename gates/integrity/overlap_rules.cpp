@@ -142,22 +142,16 @@ check_window_overlap(const std::vector<trace::trace>& candidate,
   std::map<kernel_name, overlap_seen> ref;
   if (reference)
     ref = overlaps_of(*reference);
+  std::vector<integrity_finding> out;
   // Judged over the whole run, not activity by activity: work split into
   // many short kernels, each a little into a window, adds up.
   std::uint64_t total = 0;
   for (auto& [n, s] : cand) {
     auto r = ref.find(n);
-    if (s.count > (r == ref.end() ? 0 : r->second.count))
-      total += s.ns;
-  }
-  if (total <= window_overlap_tolerance_ns)
-    return {};
-  std::vector<integrity_finding> out;
-  for (auto& [n, s] : cand) {
-    auto r = ref.find(n);
     int allowed = r == ref.end() ? 0 : r->second.count;
     if (s.count <= allowed)
       continue;
+    total += s.ns;
     auto f = make_finding(
         msg::IntegrityRule::work_outside_window, where, s.config,
         fmt::format(
@@ -173,6 +167,8 @@ check_window_overlap(const std::vector<trace::trace>& candidate,
     f.count = s.count - allowed;
     out.push_back(std::move(f));
   }
+  if (total <= window_overlap_tolerance_ns)
+    out.clear();
   return out;
 }
 

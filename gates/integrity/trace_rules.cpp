@@ -109,17 +109,13 @@ unrecorded_device_launches(const std::vector<trace::trace>& traces,
     for (auto& m : t.modules) {
       if (!m.device_launch)
         continue;
-      std::set<std::string_view> entries(m.entries.begin(), m.entries.end());
       // A kernel with internal linkage is `__nv_static_<id>_<name>` in the
       // cubin's symbols; a record may name it either way.
       auto of_module = [&](const std::string& name) {
-        if (entries.count(name))
-          return true;
-        for (auto& e : m.entries)
-          if (e.starts_with("__nv_static_") && e.size() > name.size() &&
-              e.ends_with(name))
-            return true;
-        return false;
+        return std::any_of(m.entries.begin(), m.entries.end(), [&](auto& e) {
+          return e == name || (e.starts_with("__nv_static_") &&
+                               e.size() > name.size() && e.ends_with(name));
+        });
       };
       for (auto& k : t.kernels)
         if (of_module(k.name))
