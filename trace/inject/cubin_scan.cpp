@@ -58,36 +58,43 @@ cubin_facts scan_cubin(const void* data, std::size_t size) {
     return read(p, size, at + 4, type) && read(p, size, at + 0x18, off) &&
            read(p, size, at + 0x20, len) && read(p, size, at + 0x28, link);
   };
-  std::vector<std::string> entries;
-  for (std::size_t i = 0; i < shnum; ++i) {
-    std::uint32_t type = 0, link = 0, str_type = 0, str_link = 0;
-    std::uint64_t off = 0, len = 0, str_off = 0, str_len = 0;
-    if (!section(i, type, off, len, link) || type != sht_symtab)
-      continue;
-    if (link >= shnum || !section(link, str_type, str_off, str_len, str_link) ||
-        str_off > size || size - str_off < str_len || off > size ||
-        size - off < len)
-      continue;
-    auto* strings = reinterpret_cast<const char*>(p + str_off);
-    for (std::uint64_t s = 0; s + sym_size <= len; s += sym_size) {
-      std::uint32_t name_at = 0;
-      unsigned char info = 0, other = 0;
-      read(p, size, off + s, name_at);
-      read(p, size, off + s + 4, info);
-      read(p, size, off + s + 5, other);
-      if (name_at >= str_len)
+  // Calls f(name, entry) for every symbol of every symbol table.
+  auto each_symbol = [&](auto&& f) {
+    for (std::size_t i = 0; i < shnum; ++i) {
+      std::uint32_t type = 0, link = 0, str_type = 0, str_link = 0;
+      std::uint64_t off = 0, len = 0, str_off = 0, str_len = 0;
+      if (!section(i, type, off, len, link) || type != sht_symtab)
         continue;
-      std::string_view name{strings + name_at,
-                            ::strnlen(strings + name_at, str_len - name_at)};
-      bool entry = (info & 0xF) == stt_func && (other & sto_cuda_entry);
-      if (launches_from_device(name, entry))
-        out.device_launch = true;
-      if (entry && entries.size() < max_entries)
-        entries.emplace_back(name);
+      if (link >= shnum ||
+          !section(link, str_type, str_off, str_len, str_link) ||
+          str_off > size || size - str_off < str_len || off > size ||
+          size - off < len)
+        continue;
+      auto* strings = reinterpret_cast<const char*>(p + str_off);
+      for (std::uint64_t s = 0; s + sym_size <= len; s += sym_size) {
+        std::uint32_t name_at = 0;
+        unsigned char info = 0, other = 0;
+        read(p, size, off + s, name_at);
+        read(p, size, off + s + 4, info);
+        read(p, size, off + s + 5, other);
+        if (name_at >= str_len)
+          continue;
+        std::string_view name{strings + name_at,
+                              ::strnlen(strings + name_at, str_len - name_at)};
+        f(name, (info & 0xF) == stt_func && (other & sto_cuda_entry));
+      }
     }
-  }
+  };
+  each_symbol([&](std::string_view name, bool entry) {
+    out.device_launch |= launches_from_device(name, entry);
+  });
+  // The kernels' names only for a module that launches from the device:
+  // every other module (nearly all) costs no copy of its names at load.
   if (out.device_launch)
-    out.entries = std::move(entries);
+    each_symbol([&](std::string_view name, bool entry) {
+      if (entry && out.entries.size() < max_entries)
+        out.entries.emplace_back(name);
+    });
   return out;
 }
 
