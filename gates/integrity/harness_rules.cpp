@@ -75,6 +75,31 @@ std::uint64_t underflows(const std::vector<trace::trace>& traces) {
   return n;
 }
 
+using range_index = std::unordered_map<std::int64_t, const trace::trace_range*>;
+
+range_index index_ranges(const trace::trace& t) {
+  range_index by_id;
+  for (auto& r : t.ranges)
+    by_id.emplace(r.id, &r);
+  return by_id;
+}
+
+/// The range `id` or the nearest of its ancestors whose name `pick` takes;
+/// null when none (bounded: a parent loop in a forged trace ends).
+template<class Pick>
+const trace::trace_range* nearest_range(const range_index& by_id,
+                                        std::int64_t id, Pick pick) {
+  for (std::size_t steps = 0; id >= 0 && steps <= by_id.size(); ++steps) {
+    auto r = by_id.find(id);
+    if (r == by_id.end())
+      return nullptr;
+    if (pick(r->second->name))
+      return r->second;
+    id = r->second->parent;
+  }
+  return nullptr;
+}
+
 } // namespace
 
 std::vector<integrity_finding>
@@ -87,21 +112,11 @@ check_range_structure(const std::vector<trace::trace>& candidate,
                                std::move(config), std::move(text)));
   };
   for (auto& t : candidate) {
-    std::unordered_map<std::int64_t, const trace::trace_range*> by_id;
-    for (auto& r : t.ranges)
-      by_id.emplace(r.id, &r);
-    auto bench_ancestor = [&](const trace::trace_range& r,
-                              bool timed_only) -> const trace::trace_range* {
-      auto id = r.parent;
-      for (std::size_t steps = 0; id >= 0 && steps <= by_id.size(); ++steps) {
-        auto p = by_id.find(id);
-        if (p == by_id.end())
-          return nullptr;
-        if (timed_only ? timed(p->second->name) : convention(p->second->name))
-          return p->second;
-        id = p->second->parent;
-      }
-      return nullptr;
+    auto by_id = index_ranges(t);
+    auto bench_ancestor = [&](const trace::trace_range& r, bool timed_only) {
+      return nearest_range(by_id, r.parent, [&](std::string_view name) {
+        return timed_only ? timed(name) : convention(name);
+      });
     };
     std::vector<const trace::trace_range*> timed_ranges;
     for (auto& r : t.ranges) {
@@ -332,29 +347,18 @@ struct input_launches {
 input_launches input_launches_of(const std::vector<trace::trace>& traces) {
   input_launches out;
   for (auto& t : traces) {
-    std::unordered_map<std::int64_t, const trace::trace_range*> by_id;
-    for (auto& r : t.ranges) {
-      by_id.emplace(r.id, &r);
+    auto by_id = index_ranges(t);
+    for (auto& r : t.ranges)
       out.windows += timed(r.name);
-    }
-    // The input range around a launch range, if any (library ranges may
-    // nest inside it).
-    auto input_config = [&](std::int64_t id) -> const std::string* {
-      for (std::size_t steps = 0; id >= 0 && steps <= by_id.size(); ++steps) {
-        auto r = by_id.find(id);
-        if (r == by_id.end())
-          return nullptr;
-        if (starts_with(r->second->name, nvtx::inputs_prefix))
-          return &r->second->name;
-        id = r->second->parent;
-      }
-      return nullptr;
-    };
     window_finder find{t};
     auto take = [&](kernel_name n, std::int64_t range) {
-      if (auto* name = input_config(range)) {
+      // The input range around the launch range (library ranges may nest
+      // inside it).
+      if (auto* input = nearest_range(by_id, range, [](std::string_view name) {
+            return starts_with(name, nvtx::inputs_prefix);
+          })) {
         out.made.emplace(std::move(n),
-                         name->substr(nvtx::inputs_prefix.size()));
+                         input->name.substr(nvtx::inputs_prefix.size()));
         return;
       }
       auto win = find.of(range);
