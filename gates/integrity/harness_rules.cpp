@@ -342,6 +342,23 @@ struct input_launches {
   std::map<kernel_name, std::map<std::pair<std::uint32_t, std::int64_t>, int>>
       warm;
   int windows = 0;
+
+  /// Its launches outside input ranges and timed windows.
+  int outside(const kernel_name& n) const {
+    int k = count(elsewhere, n);
+    if (auto i = warm.find(n); i != warm.end())
+      for (auto& [range, in] : i->second)
+        k += in;
+    return k;
+  }
+  /// Its launches in the warm-up range that has the most.
+  int most_in_a_warm_up(const kernel_name& n) const {
+    int most = 0;
+    if (auto i = warm.find(n); i != warm.end())
+      for (auto& [range, in] : i->second)
+        most = std::max(most, in);
+    return most;
+  }
 };
 
 input_launches input_launches_of(const std::vector<trace::trace>& traces) {
@@ -387,14 +404,6 @@ check_input_regeneration(const std::vector<trace::trace>& candidate,
   if (ref.made.empty())
     return {}; // a bench without the helper's input ranges
   auto cand = input_launches_of(candidate);
-  auto most_in_a_warm_up = [](const input_launches& side,
-                              const kernel_name& n) {
-    int most = 0;
-    if (auto i = side.warm.find(n); i != side.warm.end())
-      for (auto& [range, k] : i->second)
-        most = std::max(most, k);
-    return most;
-  };
   std::vector<integrity_finding> out;
   for (auto& [n, config] : ref.made) {
     // What the candidate's own calls launch of it per call (a cast of an
@@ -405,34 +414,25 @@ check_input_regeneration(const std::vector<trace::trace>& candidate,
         std::ceil(static_cast<double>(count(cand.timed, n)) /
                       static_cast<double>(std::max(1, cand.windows)) -
                   1e-9));
-    int in_warm_up = per_call + most_in_a_warm_up(ref, n) + 1;
-    int excess = 0, seen = 0;
+    int in_warm_up = per_call + ref.most_in_a_warm_up(n) + 1;
+    int excess = 0;
     if (auto i = cand.warm.find(n); i != cand.warm.end())
-      for (auto& [range, k] : i->second) {
-        seen += k;
+      for (auto& [range, k] : i->second)
         excess += std::max(0, k - in_warm_up);
-      }
-    int c = count(cand.elsewhere, n);
-    seen += c;
-    excess += std::max(0, c - (count(ref.elsewhere, n) + 2 * per_call + 2));
+    excess += std::max(0, count(cand.elsewhere, n) -
+                              (count(ref.elsewhere, n) + 2 * per_call + 2));
     if (excess == 0)
       continue;
     auto f = make_finding(
         msg::IntegrityRule::harness_tampered, where, config,
-        fmt::format(
-            "{}, which the helper makes the inputs with, ran {} "
-            "times in the {} outside its input ranges and timed "
-            "windows against {} in the reference's bench: the timed "
-            "calls' inputs were made ahead of them (in a warm-up "
-            "call, at set-up or in another process), where nothing "
-            "is timed",
-            launch_text(n), seen, where.what, count(ref.elsewhere, n) + [&] {
-              int w = 0;
-              if (auto i = ref.warm.find(n); i != ref.warm.end())
-                for (auto& [range, k] : i->second)
-                  w += k;
-              return w;
-            }()));
+        fmt::format("{}, which the helper makes the inputs with, ran {} "
+                    "times in the {} outside its input ranges and timed "
+                    "windows against {} in the reference's bench: the timed "
+                    "calls' inputs were made ahead of them (in a warm-up "
+                    "call, at set-up or in another process), where nothing "
+                    "is timed",
+                    launch_text(n), cand.outside(n), where.what,
+                    ref.outside(n)));
     f.kernels = {n.shown()};
     f.count = excess;
     out.push_back(std::move(f));
