@@ -9,6 +9,7 @@
 #include "evidence/journal.hpp"
 #include "kport/engine.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -173,6 +174,23 @@ private:
   int wake_fd_ = -1;
   std::mutex groups_mtx_;
   std::set<int> groups_;
+  // Jobs this daemon runs whose folder may still be being written: the port
+  // commits its final verdict to the journal before it writes verdict.json,
+  // and the engine's final event comes after (on the engine's thread). The
+  // event feed holds a job's final event until then (pump_events).
+  std::mutex writing_mtx_;
+  std::set<std::string> writing_;
+  void writing(const std::string& job, bool on) {
+    std::lock_guard g{writing_mtx_};
+    if (on)
+      writing_.insert(job);
+    else
+      writing_.erase(job);
+  }
+  bool is_writing(const std::string& job) {
+    std::lock_guard g{writing_mtx_};
+    return writing_.count(job) != 0;
+  }
   core::process_group_observer observer_;
   std::string http_body_; ///< the metrics the HTTP endpoint serves
 };
@@ -391,10 +409,12 @@ void server::on_submit(const std::string& peer, const std::string& delim,
     metrics_.submitted_at[job] = now_s();
   }
   jobs_[job].op = spec->op;
+  writing(job, true); // before the engine may end it
   auto got = engine_->submit(std::move(*spec), job);
   if (!got) {
     (void)journal_->remove_submission(s.id);
     jobs_.erase(job);
+    writing(job, false);
     auto busy = got.err().code == error_code::busy;
     if (busy) {
       std::lock_guard g{metrics_mtx_};
@@ -510,11 +530,14 @@ void server::on_watch(const std::string& peer, const std::string& delim,
       reply_error(peer, delim, id, msg::ReplyStatus::ERROR, page.err().message);
       return;
     }
+    // Not past the feed: what it holds back comes live.
+    bool past =
+        std::erase_if(*page, [&](auto& e) { return e.seq > last_seq_; }) != 0;
     auto until = page->empty() ? last_seq_ : page->back().seq;
     if (!send_events(w, *page))
       return; // ended (final sent) or the client left
     w.next = std::max(w.next, std::min(until, last_seq_) + 1);
-    if (page->size() < 2000)
+    if (past || page->size() < 2000)
       break;
   }
   // An empty first answer tells the client its watch is open.
@@ -556,12 +579,23 @@ void server::pump_events() {
     auto page = journal_->events_since(last_seq_ + 1, "", 5000);
     if (!page || page->empty())
       return;
+    bool full = page->size() == 5000;
+    // The feed stops at the final event of a job whose folder is still
+    // being written, until the engine says it ended: a client that sees a
+    // job end can read its verdict.json.
+    auto held = std::find_if(page->begin(), page->end(), [&](auto& e) {
+      return e.kind == "final" && is_writing(e.job);
+    });
+    bool holding = held != page->end();
+    page->erase(held, page->end());
+    if (page->empty())
+      return;
     for (auto& e : *page)
       observe(e);
     last_seq_ = page->back().seq;
     std::erase_if(watchers_,
                   [&](watcher& w) { return !send_events(w, *page); });
-    if (page->size() < 5000)
+    if (holding || !full)
       return;
   }
 }
@@ -602,9 +636,11 @@ void server::recover() {
       continue;
     }
     jobs_[s.job].op = spec->op;
-    if (auto r = engine_->resume(std::move(*spec), s.job); !r)
+    writing(s.job, true);
+    if (auto r = engine_->resume(std::move(*spec), s.job); !r) {
+      writing(s.job, false);
       spdlog::error("{}: cannot resume: {}", s.job, r.err().message);
-    else
+    } else
       spdlog::info("{}: resumed from the journal", s.job);
   }
 }
@@ -706,7 +742,9 @@ int server::run(int sig_fd) {
   engine_ = std::move(*eng);
   engine_->add_agent("trivial", trivial_agent);
   int wake = wake_fd_;
-  engine_->subscribe([wake](const job_event&) {
+  engine_->subscribe([this, wake](const job_event& e) {
+    if (e.final)
+      writing(e.job, false);
     std::uint64_t one = 1;
     [[maybe_unused]] auto n = ::write(wake, &one, sizeof(one));
   });

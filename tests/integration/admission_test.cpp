@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <map>
+#include <mutex>
 #include <set>
 
 namespace kport::test {
@@ -65,6 +67,18 @@ TEST(admission_test, twenty_builtin_jobs_at_once_all_end_accepted) {
   event_log log;
   auto eng = start_engine(cfg);
   log.attach(*eng);
+  // The daemon checks an ended job's folder once the engine's final event
+  // has come: verdict.json must be there by then (the journal commits the
+  // verdict first, so it is not proof of the file).
+  std::mutex unwritten_mtx;
+  std::vector<std::string> unwritten;
+  eng->subscribe([&, runs = cfg.runtime.runs_dir](const job_event& e) {
+    if (e.final && !std::filesystem::exists(std::filesystem::path{runs} /
+                                            e.job / "verdict.json")) {
+      std::lock_guard g{unwritten_mtx};
+      unwritten.push_back(e.job);
+    }
+  });
   std::atomic<int> calls{0};
   eng->add_agent(
       "quick", [&calls](const agent_invocation& inv) -> result<std::string> {
@@ -108,6 +122,10 @@ TEST(admission_test, twenty_builtin_jobs_at_once_all_end_accepted) {
   EXPECT_EQ(finals.size(), static_cast<std::size_t>(jobs));
   for (auto& [job, n] : finals)
     EXPECT_EQ(n, 1) << job;
+  eng->stop();
+  std::lock_guard g{unwritten_mtx};
+  EXPECT_TRUE(unwritten.empty())
+      << "final event before verdict.json: " << fmt::format("{}", unwritten);
 }
 
 } // namespace

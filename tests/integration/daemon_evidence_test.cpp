@@ -1,6 +1,7 @@
 // The daemon's status reply checks a finished job's folder against the
 // journal: a verdict.json rewritten after the job ended is said in the
-// reason, and the state stays the journal's.
+// reason, and the state stays the journal's. A job is shown ended only once
+// its folder is written (the journal commits the verdict first).
 
 #include "daemon_support.hpp"
 
@@ -52,11 +53,13 @@ TEST(daemon_evidence, status_says_a_rewritten_verdict_and_keeps_the_journals) {
   auto job = sub->get()->submit()->job()->str();
   auto final = wait_final(c, {job}, 60s);
   ASSERT_EQ(final[job], "ACCEPTED") << d.log();
+  // The feed says a job ended once its folder is written.
+  auto verdict = (fs::path{tmp / "state/runs"} / job / "verdict.json").string();
+  ASSERT_TRUE(fs::exists(verdict));
   std::string state;
   auto before = status_reason(c, job, state);
   EXPECT_FALSE(contains(before, "evidence modified")) << before;
 
-  auto verdict = (fs::path{tmp / "state/runs"} / job / "verdict.json").string();
   auto text = read_text(verdict);
   for (auto at = text.find("\"ACCEPTED\""); at != std::string::npos;
        at = text.find("\"ACCEPTED\"", at))
