@@ -332,13 +332,20 @@ check_outside_work(const std::vector<trace::trace>& candidate,
 
 namespace {
 
-/// Per launch, where it ran in one side's run: inside an input range of the
-/// helper, a timed window or a warm-up range, or elsewhere (set-up before
-/// the first range, between ranges, another process).
+/// Per kernel launch, where it ran in one side's run (one round): inside an
+/// input range of the helper, a timed window or a warm-up range, or
+/// elsewhere (set-up before the first range, between ranges, another
+/// process). Copies and memsets are left out: the helper's generator is a
+/// device generator, so inputs nobody can know in advance come only from
+/// kernels, and copies of an input's bytes (an autotuner restoring its
+/// arguments) would only make an honest port look like it made inputs.
 struct input_launches {
-  std::map<kernel_name, std::string> made; ///< in input ranges: its config
+  /// In input ranges: launches per config.
+  std::map<kernel_name, std::map<std::string, int>> made;
+  std::map<std::string, int> inputs; ///< input ranges per config
   std::map<kernel_name, int> timed, elsewhere;
-  /// Per warm-up range (id within its trace), launches there.
+  /// Per warm-up range (pid, range id): its config and the launches there.
+  std::map<std::pair<std::uint32_t, std::int64_t>, std::string> warm_config;
   std::map<kernel_name, std::map<std::pair<std::uint32_t, std::int64_t>, int>>
       warm;
   int windows = 0;
@@ -365,33 +372,48 @@ input_launches input_launches_of(const std::vector<trace::trace>& traces) {
   input_launches out;
   for (auto& t : traces) {
     auto by_id = index_ranges(t);
-    for (auto& r : t.ranges)
+    for (auto& r : t.ranges) {
       out.windows += timed(r.name);
+      if (starts_with(r.name, nvtx::inputs_prefix))
+        ++out.inputs[r.name.substr(nvtx::inputs_prefix.size())];
+    }
     window_finder find{t};
-    auto take = [&](kernel_name n, std::int64_t range) {
+    for (auto& k : t.kernels) {
+      auto n = launch_of(k);
       // The input range around the launch range (library ranges may nest
       // inside it).
-      if (auto* input = nearest_range(by_id, range, [](std::string_view name) {
-            return starts_with(name, nvtx::inputs_prefix);
-          })) {
-        out.made.emplace(std::move(n),
-                         input->name.substr(nvtx::inputs_prefix.size()));
-        return;
+      if (auto* input =
+              nearest_range(by_id, k.range, [](std::string_view name) {
+                return starts_with(name, nvtx::inputs_prefix);
+              })) {
+        ++out.made[n][input->name.substr(nvtx::inputs_prefix.size())];
+        continue;
       }
-      auto win = find.of(range);
-      if (win.kind == window_kind::timed)
+      auto win = find.of(k.range);
+      if (win.kind == window_kind::timed) {
         ++out.timed[n];
-      else if (win.kind == window_kind::warmup)
+      } else if (win.kind == window_kind::warmup) {
+        out.warm_config[{t.pid, win.range}] = win.config;
         ++out.warm[n][{t.pid, win.range}];
-      else
+      } else {
         ++out.elsewhere[n];
-    };
-    for (auto& k : t.kernels)
-      take(launch_of(k), k.range);
-    for (auto& m : t.memops)
-      take(launch_of(m), m.range);
+      }
+    }
   }
   return out;
+}
+
+/// How many of a launch making inputs ahead it takes to move a config's
+/// figure: a round's time for a config is the median of its timed calls
+/// (perf_stats), so the inputs of half of them, each of the launches the
+/// helper makes one input with. Fewer cannot move a median; an honest port
+/// whose set-up happens to launch what the generator launches stays below.
+int launches_to_move_a_median(int made, int calls) {
+  if (made <= 0 || calls <= 0)
+    return 0;
+  int half = (calls + 1) / 2;
+  return static_cast<int>(
+      std::ceil(half * static_cast<double>(made) / calls - 1e-9));
 }
 
 } // namespace
@@ -405,36 +427,62 @@ check_input_regeneration(const std::vector<trace::trace>& candidate,
     return {}; // a bench without the helper's input ranges
   auto cand = input_launches_of(candidate);
   std::vector<integrity_finding> out;
-  for (auto& [n, config] : ref.made) {
+  for (auto& [n, per_config] : ref.made) {
     // What the candidate's own calls launch of it per call (a cast of an
-    // input's shape), and one launch more a warm-up call (a buffer made on
-    // first use) or two at set-up: an honest port's. Making the inputs of
-    // the timed calls takes one launch per call, beyond that.
+    // input's shape) is theirs, in a warm-up call and twice at set-up too;
+    // so is what the reference's run launches of it there.
     int per_call = static_cast<int>(
         std::ceil(static_cast<double>(count(cand.timed, n)) /
                       static_cast<double>(std::max(1, cand.windows)) -
                   1e-9));
-    int in_warm_up = per_call + ref.most_in_a_warm_up(n) + 1;
-    int excess = 0;
+    int in_warm_up = per_call + ref.most_in_a_warm_up(n);
+    // Made ahead where no config can be told (set-up, another process,
+    // the warm-up of a config whose inputs it does not make), and per config
+    // in that config's warm-up calls.
+    int anywhere = std::max(0, count(cand.elsewhere, n) -
+                                   (count(ref.elsewhere, n) + 2 * per_call));
+    std::map<std::string, int> in_config;
     if (auto i = cand.warm.find(n); i != cand.warm.end())
-      for (auto& [range, k] : i->second)
-        excess += std::max(0, k - in_warm_up);
-    excess += std::max(0, count(cand.elsewhere, n) -
-                              (count(ref.elsewhere, n) + 2 * per_call + 2));
-    if (excess == 0)
+      for (auto& [range, k] : i->second) {
+        int extra = std::max(0, k - in_warm_up);
+        auto config = cand.warm_config.find(range);
+        if (config != cand.warm_config.end() &&
+            per_config.count(config->second))
+          in_config[config->second] += extra;
+        else
+          anywhere += extra;
+      }
+    // The config where the most of what it takes to move a median was made.
+    std::string worst;
+    int total = anywhere, worst_made = 0, worst_needed = 0;
+    double worst_share = 0;
+    for (auto& [config, made] : per_config) {
+      int needed = launches_to_move_a_median(made, ref.inputs[config]);
+      int ahead = anywhere + in_config[config];
+      total += in_config[config];
+      if (needed > 0 && ahead >= needed &&
+          static_cast<double>(ahead) / needed > worst_share) {
+        worst = config;
+        worst_share = static_cast<double>(ahead) / needed;
+        worst_made = ahead;
+        worst_needed = needed;
+      }
+    }
+    if (worst.empty())
       continue;
     auto f = make_finding(
-        msg::IntegrityRule::harness_tampered, where, config,
+        msg::IntegrityRule::harness_tampered, where, worst,
         fmt::format("{}, which the helper makes the inputs with, ran {} "
                     "times in the {} outside its input ranges and timed "
-                    "windows against {} in the reference's bench: the timed "
-                    "calls' inputs were made ahead of them (in a warm-up "
-                    "call, at set-up or in another process), where nothing "
-                    "is timed",
-                    launch_text(n), cand.outside(n), where.what,
-                    ref.outside(n)));
+                    "windows against {} in the reference's bench: {} of them "
+                    "where config `{}`'s inputs could be made, and {} make "
+                    "the inputs of half its {} timed calls. The timed calls' "
+                    "inputs were made ahead of them (in a warm-up call, at "
+                    "set-up or in another process), where nothing is timed",
+                    launch_text(n), cand.outside(n), where.what, ref.outside(n),
+                    worst_made, worst, worst_needed, ref.inputs[worst]));
     f.kernels = {n.shown()};
-    f.count = excess;
+    f.count = total;
     out.push_back(std::move(f));
   }
   return out;

@@ -38,14 +38,17 @@ check_outside_work(const std::vector<trace::trace>& candidate,
                    const std::vector<trace::trace>& reference,
                    const port_spec& spec, const run_label& where);
 
-/// harness_tampered: the launches the helper makes the inputs with (those
-/// inside the reference's `kport.inputs:` ranges, kernel and configuration
-/// or copy and bytes) ran in the candidate's run outside its input ranges
-/// and timed windows (a warm-up call, set-up before the first range,
-/// another process) more often than in the reference's, beyond what the
-/// candidate's own calls launch of them per call and two set-up calls:
-/// the timed calls' inputs were made ahead of them, where nothing is timed,
-/// which takes the round's seed, taken from the helper's process.
+/// harness_tampered: the kernel launches the helper makes the inputs with
+/// (those inside the reference's `kport.inputs:` ranges, kernel and
+/// configuration) ran in the candidate's round outside its input ranges and
+/// timed windows (a warm-up call, set-up before the first range, another
+/// process) more often than in the reference's round, beyond what the
+/// candidate's own calls launch of them per call, by as many as make the
+/// inputs of half of a config's timed calls: enough to move that config's
+/// median, made ahead of the calls where nothing is timed, which takes the
+/// round's seed, taken from the helper's process. Fewer cannot move a
+/// median, and are what an honest port's set-up may share with the
+/// generator; copies and memsets make no random inputs and are left out.
 std::vector<integrity_finding>
 check_input_regeneration(const std::vector<trace::trace>& candidate,
                          const std::vector<trace::trace>& reference,

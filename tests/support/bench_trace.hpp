@@ -97,6 +97,9 @@ struct bench_shape {
   int iterations = 3;
   bool warmup_in_range = true; ///< else the warm-up call runs outside
   bool flush = true;
+  /// Also a device copy of each input's bytes in its input range (a
+  /// `.contiguous()` of the generator's output).
+  bool input_copy = false;
 };
 
 /// kport_bench's trace: the helper's kernels (randn, fill, digest) the same
@@ -115,6 +118,8 @@ inline trace::trace bench(const call_fn& call, const bench_shape& shape = {}) {
     for (int i = 1; i <= shape.iterations; ++i) {
       b.push("kport.inputs:" + c);
       b.kernel("randn_kernel", 50, 64);
+      if (shape.input_copy)
+        b.copy(1 << 20, 20);
       b.pop();
       if (shape.flush)
         b.kernel("fill_kernel", 80, 4096);
