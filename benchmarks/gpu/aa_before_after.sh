@@ -14,7 +14,10 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 before=${1:?usage: aa_before_after.sh BEFORE_DIR_OR_TAR_XZ [PAIRS] [SET]}
 if [[ -f $before && $before == *.tar.xz ]]; then
-  unpacked=/tmp/kport-aa-before
+  # Inside the tree, not /tmp: the sandbox gives every bench a /tmp of its
+  # own (7f0d584's too), where a reference folder under /tmp is not found
+  # (the before side's bench failed at once on the H100, 2026-12-06).
+  unpacked=$root/build/aa-before
   rm -rf "$unpacked" && mkdir -p "$unpacked"
   tar -C "$unpacked" -xJf "$before" || exit 1
   before=$unpacked/.bundle-before

@@ -631,6 +631,16 @@ TEST(trace_integrity, work_outside_names_the_launching_thread) {
 
 // ---- inputs made ahead of the timed calls -----------------------------
 
+/// `n` launches of the helper's generator kernel at set-up, before any
+/// bench range.
+void generate_at_set_up(trace::trace& t, int n) {
+  builder s;
+  for (int k = 0; k < n; ++k)
+    s.kernel("randn_kernel", 50, 64);
+  for (auto& k : s.t.kernels)
+    t.kernels.push_back(k); // range -1
+}
+
 /// A port that knows the round's seed (taken from the helper's process):
 /// `regen` more launches of the helper's input generation where `when`
 /// says (the warm-up call of each config, or set-up before the first
@@ -654,13 +664,8 @@ trace::trace ahead(int regen, bool at_setup, int camouflage = 0) {
         b.kernel("port_kernel", 5, 1);
       },
       shape);
-  if (at_setup) {
-    builder s;
-    for (int k = 0; k < regen; ++k)
-      s.kernel("randn_kernel", 50, 64);
-    for (auto& k : s.t.kernels)
-      t.kernels.push_back(k); // range -1: before any bench range
-  }
+  if (at_setup)
+    generate_at_set_up(t, regen);
   return t;
 }
 
@@ -739,11 +744,7 @@ trace::trace honest_with_setup(int extra) {
   bench_shape shape;
   shape.iterations = 10;
   auto t = bench(launches("port_kernel"), shape);
-  builder s;
-  for (int k = 0; k < extra; ++k)
-    s.kernel("randn_kernel", 50, 64);
-  for (auto& k : s.t.kernels)
-    t.kernels.push_back(k); // range -1: before any bench range
+  generate_at_set_up(t, extra);
   return t;
 }
 
