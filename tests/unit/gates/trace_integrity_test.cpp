@@ -721,8 +721,8 @@ TEST(trace_integrity, inputs_made_at_set_up_or_beside_the_calls_are_seen) {
       check_input_regeneration({ahead(20, true)}, {reference10()}, where);
   ASSERT_EQ(setup.size(), 1u);
   EXPECT_EQ(setup[0].count, 20);
-  // One launch of the generator in every timed window as cover buys two
-  // warm-up calls' and two set-up calls' worth, not twenty calls.
+  // One launch of the generator in every timed window as cover buys one
+  // launch in each warm-up call and two at set-up, not twenty calls.
   auto cover =
       check_input_regeneration({ahead(10, false, 1)}, {reference10()}, where);
   ASSERT_EQ(cover.size(), 1u);
