@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 namespace kport::gates {
@@ -344,10 +345,9 @@ struct input_launches {
   std::map<kernel_name, std::map<std::string, int>> made;
   std::map<std::string, int> inputs; ///< input ranges per config
   std::map<kernel_name, int> timed, elsewhere;
-  /// Per warm-up range (pid, range id): its config and the launches there.
-  std::map<std::pair<std::uint32_t, std::int64_t>, std::string> warm_config;
-  std::map<kernel_name, std::map<std::pair<std::uint32_t, std::int64_t>, int>>
-      warm;
+  /// Per warm-up range (pid, range id, its config), launches there.
+  using warm_range = std::tuple<std::uint32_t, std::int64_t, std::string>;
+  std::map<kernel_name, std::map<warm_range, int>> warm;
   int windows = 0;
 
   /// Its launches outside input ranges and timed windows.
@@ -393,8 +393,7 @@ input_launches input_launches_of(const std::vector<trace::trace>& traces) {
       if (win.kind == window_kind::timed) {
         ++out.timed[n];
       } else if (win.kind == window_kind::warmup) {
-        out.warm_config[{t.pid, win.range}] = win.config;
-        ++out.warm[n][{t.pid, win.range}];
+        ++out.warm[n][{t.pid, win.range, win.config}];
       } else {
         ++out.elsewhere[n];
       }
@@ -445,10 +444,9 @@ check_input_regeneration(const std::vector<trace::trace>& candidate,
     if (auto i = cand.warm.find(n); i != cand.warm.end())
       for (auto& [range, k] : i->second) {
         int extra = std::max(0, k - in_warm_up);
-        auto config = cand.warm_config.find(range);
-        if (config != cand.warm_config.end() &&
-            per_config.count(config->second))
-          in_config[config->second] += extra;
+        auto& config = std::get<std::string>(range);
+        if (per_config.count(config))
+          in_config[config] += extra;
         else
           anywhere += extra;
       }
